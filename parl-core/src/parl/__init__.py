@@ -1,0 +1,70 @@
+"""PARL: a reinforcement-learning framework of Model / Algorithm / Agent abstractions.
+
+``import parl`` is light: it loads neither paddle, pyzmq nor any plugin. The paddle-backed
+classes (``parl.Model``, ``parl.Algorithm``, ``parl.Agent``) and the distributed API
+(``parl.remote_class``, ``parl.connect``, from the ``parl-remote`` distribution) resolve on
+first use; a missing dependency raises an error naming what to ``pip install``.
+"""
+
+__path__ = __import__("pkgutil").extend_path(__path__, __name__)
+
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from parl._version import __version__
+from parl.plugins import hookimpl
+
+if TYPE_CHECKING:
+    from parl import algorithms
+    from parl.core.agent import Agent
+    from parl.core.algorithm import Algorithm
+    from parl.core.model import Model
+    from parl.remote import connect, remote_class
+
+__all__ = [
+    "Agent",
+    "Algorithm",
+    "Model",
+    "__version__",
+    "algorithms",
+    "connect",
+    "hookimpl",
+    "remote_class",
+]
+
+# name -> (module, attribute, distribution or extra that provides it)
+_LAZY: dict[str, tuple[str, str, str]] = {
+    "Model": ("parl.core.model", "Model", "parl-core[paddle]"),
+    "Algorithm": ("parl.core.algorithm", "Algorithm", "parl-core[paddle]"),
+    "Agent": ("parl.core.agent", "Agent", "parl-core[paddle]"),
+    "remote_class": ("parl.remote", "remote_class", "parl-remote"),
+    "connect": ("parl.remote", "connect", "parl-remote"),
+}
+
+_SUBMODULES = {"algorithms", "plugins", "testing", "utils", "remote", "core"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        module_name, attribute, provider = _LAZY[name]
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            missing = exc.name or module_name
+            if missing == "parl.remote" or missing.split(".")[0] in {"paddle", "zmq"}:
+                raise ImportError(
+                    f"parl.{name} needs {provider!r}, which is not installed "
+                    f"(missing module {missing!r}): pip install '{provider}'"
+                ) from exc
+            raise
+        value = getattr(module, attribute)
+        globals()[name] = value
+        return value
+    if name in _SUBMODULES:
+        return importlib.import_module(f"parl.{name}")
+    raise AttributeError(f"module 'parl' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,63 @@
+"""The hook specifications of PARL.
+
+Plugins implement these with :data:`parl.hookimpl` and register through the entry-point group
+``parl``. Every hook is keyword-only; an implementation may accept a subset of the arguments,
+and new arguments are only ever added, never renamed or removed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pluggy
+
+if TYPE_CHECKING:
+    from parl.core.agent import Agent
+
+hookspec = pluggy.HookspecMarker("parl")
+
+
+@hookspec
+def parl_log_metrics(*, metrics: Mapping[str, float], step: int, logdir: Path) -> None:
+    """Record scalar metrics of a run (an observer: every implementation is called).
+
+    Metric sinks (TensorBoard, CSV, …) implement this hook; ``parl.utils.summary`` calls it.
+    Keys follow the fixed namespaced scheme, e.g. ``charts/episodic_return`` or ``losses/value``.
+
+    Args:
+        metrics: metric name to scalar value.
+        step: the global step the values belong to (usually environment steps).
+        logdir: the run's log directory; a sink writes its files below it.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def parl_close_metrics(*, logdir: Path) -> None:
+    """Flush and close whatever a sink holds open for ``logdir`` (an observer).
+
+    Called by ``parl.utils.summary.close()`` and at interpreter exit.
+
+    Args:
+        logdir: the run's log directory, as passed to :func:`parl_log_metrics`.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def parl_after_save(*, agent: Agent, path: Path) -> None:
+    """Observe a checkpoint that :meth:`parl.Agent.save` has just written (an observer).
+
+    Called after the file is complete and atomically in place, so an implementation may copy,
+    upload or index it.
+
+    Args:
+        agent: the agent that saved.
+        path: the checkpoint file.
+
+    .. versionadded:: 0.1
+    """
