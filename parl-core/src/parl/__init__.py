@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from parl.core.agent import Agent
     from parl.core.algorithm import Algorithm
     from parl.core.model import Model
+    from parl.core.seeding import set_seed
     from parl.remote import connect, remote_class
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "connect",
     "hookimpl",
     "remote_class",
+    "set_seed",
 ]
 
 # name -> (module, attribute, distribution or extra that provides it)
@@ -38,6 +40,7 @@ _LAZY: dict[str, tuple[str, str, str]] = {
     "Model": ("parl.core.model", "Model", "parl-core[paddle]"),
     "Algorithm": ("parl.core.algorithm", "Algorithm", "parl-core[paddle]"),
     "Agent": ("parl.core.agent", "Agent", "parl-core[paddle]"),
+    "set_seed": ("parl.core.seeding", "set_seed", "parl-core[paddle]"),
     "remote_class": ("parl.remote", "remote_class", "parl-remote"),
     "connect": ("parl.remote", "connect", "parl-remote"),
 }

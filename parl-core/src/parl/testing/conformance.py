@@ -1,0 +1,92 @@
+"""A conformance check that an algorithm class behaves as PARL's registry and agents expect."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+
+import numpy as np
+import pydantic
+
+from parl.algorithms._registry import validate_algorithm_class
+from parl.core.algorithm import Algorithm
+from parl.core.errors import WeightsMismatchError
+
+
+class ConformanceError(AssertionError):
+    """An algorithm class breaks a rule of the plugin contract; the message says which."""
+
+
+def _fail(cls: type, rule: str) -> ConformanceError:
+    return ConformanceError(f"{cls.__name__}: {rule}")
+
+
+def check_algorithm(
+    cls: type[Algorithm], make_algorithm: Callable[[], Algorithm] | None = None
+) -> None:
+    """Check ``cls`` against the plugin contract; raise :class:`ConformanceError` on a breach.
+
+    Class checks: a ``parl.Algorithm`` subclass with a docstring, a pydantic ``Config`` that
+    forbids unknown fields, is frozen and documents every field. With ``make_algorithm``
+    (a zero-argument factory of a small instance), also: it holds at least one model,
+    ``get_weights``/``set_weights`` round-trip, a wrongly shaped weight is refused without
+    changing anything, and a deep copy is independent.
+
+    Args:
+        cls: the algorithm class, as ``parl.algorithms.get`` would return it.
+        make_algorithm: builds an instance of ``cls`` for the instance checks.
+    """
+    validate_algorithm_class(cls, cls.__qualname__)
+    _check_class(cls)
+    if make_algorithm is not None:
+        algorithm = make_algorithm()
+        if not isinstance(algorithm, cls):
+            raise _fail(cls, f"make_algorithm returned a {type(algorithm).__name__}")
+        _check_instance(cls, algorithm)
+
+
+def _check_class(cls: type[Algorithm]) -> None:
+    if not (cls.__doc__ or "").strip():
+        raise _fail(cls, "the class needs a docstring starting with the algorithm's full name")
+    config = cls.Config
+    settings = config.model_config
+    if settings.get("extra") != "forbid":
+        raise _fail(cls, "Config must set extra='forbid' so that typos are errors")
+    if not settings.get("frozen"):
+        raise _fail(cls, "Config must be frozen")
+    undocumented = [name for name, f in config.model_fields.items() if not f.description]
+    if undocumented:
+        raise _fail(cls, f"Config fields without a docstring: {undocumented}")
+    try:
+        config.model_validate({"surely_not_a_field": 1})
+    except pydantic.ValidationError:
+        pass
+    else:
+        raise _fail(cls, "Config accepted an unknown field")
+
+
+def _check_instance(cls: type[Algorithm], algorithm: Algorithm) -> None:
+    models = dict(algorithm.named_models())
+    if not models:
+        raise _fail(cls, "the instance holds no parl.Model")
+    weights = algorithm.get_weights()
+    if set(weights) != set(models):
+        raise _fail(cls, "get_weights() does not cover every model held")
+    algorithm.set_weights(weights)
+    path, params = next(iter(weights.items()))
+    name, value = next(iter(params.items()))
+    broken = {p: dict(w) for p, w in weights.items()}
+    broken[path][name] = np.zeros(tuple(value.shape) + (2,), dtype=value.dtype)
+    try:
+        algorithm.set_weights(broken)
+    except WeightsMismatchError:
+        pass
+    else:
+        raise _fail(cls, "set_weights accepted a weight of the wrong shape")
+    if not np.array_equal(algorithm.get_weights()[path][name], value):
+        raise _fail(cls, "a refused set_weights changed the weights")
+    clone = copy.deepcopy(algorithm)
+    clone_model = dict(clone.named_models())[path]
+    clone_model.set_weights({k: np.zeros_like(v) for k, v in params.items()})
+    if not np.array_equal(algorithm.get_weights()[path][name], value):
+        raise _fail(cls, "a deep copy shares weights with the original")
