@@ -155,7 +155,12 @@ class Registry:
 
 
 def validate_algorithm_class(obj: object, where: str) -> None:
-    """Raise :class:`PluginLoadError` unless ``obj`` is a ``parl.Algorithm`` with a pydantic Config."""
+    """Raise :class:`PluginLoadError` unless ``obj`` is an Algorithm with a pydantic ``Config``.
+
+    Args:
+        obj: the object an entry point resolved to.
+        where: where it came from, for the message.
+    """
     from pydantic import BaseModel
 
     from parl.core.algorithm import Algorithm
@@ -168,18 +173,14 @@ def validate_algorithm_class(obj: object, where: str) -> None:
 
 
 def _load(entry: AlgorithmEntry) -> type[Algorithm]:
-    where = (
-        f"entry point {entry.name} = {entry.value!r} of {entry.distribution}=={entry.version}"
-    )
+    where = f"entry point {entry.name} = {entry.value!r} of {entry.distribution}=={entry.version}"
     module_name, _, attr = entry.value.partition(":")
     try:
         obj: object = importlib.import_module(module_name)
         for part in attr.split(".") if attr else []:
             obj = getattr(obj, part)
     except Exception as exc:
-        raise PluginLoadError(
-            f"failed to load {where}: {type(exc).__name__}: {exc}"
-        ) from exc
+        raise PluginLoadError(f"failed to load {where}: {type(exc).__name__}: {exc}") from exc
     validate_algorithm_class(obj, where)
     return obj  # type: ignore[return-value]
 

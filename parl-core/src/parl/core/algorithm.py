@@ -78,7 +78,7 @@ class Algorithm:
         raise NotImplementedError(f"{type(self).__name__} does not implement sample()")
 
     def named_models(self) -> Iterator[tuple[str, Model]]:
-        """Yield ``(path, model)`` for every model held, e.g. ``("model", …)``, ``("critics.0", …)``."""
+        """Yield ``(path, model)`` for every model held: ``"model"``, ``"critics.0"``, …."""
         for attr, value in vars(self).items():
             if isinstance(value, Model):
                 yield attr, value

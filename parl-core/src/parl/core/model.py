@@ -93,9 +93,7 @@ class Model(paddle.nn.Layer):
         if target_model is self:
             raise ValueError("sync_weights_to needs another model as target, got the model itself")
         if not isinstance(target_model, Model):
-            raise TypeError(
-                f"target_model must be a parl.Model, got {type(target_model).__name__}"
-            )
+            raise TypeError(f"target_model must be a parl.Model, got {type(target_model).__name__}")
         if not 0.0 <= decay <= 1.0:
             raise ValueError(f"decay must be in [0, 1], got {decay}")
         pairs = self._parameter_pairs(target_model)

@@ -1,8 +1,9 @@
 """The hook specifications of PARL.
 
 Plugins implement these with :data:`parl.hookimpl` and register through the entry-point group
-``parl``. Every hook is keyword-only; an implementation may accept a subset of the arguments,
-and new arguments are only ever added, never renamed or removed.
+``parl``. Hooks are always called with keyword arguments (pluggy reads the argument names
+from these signatures, so they are written as plain parameters); an implementation may accept
+a subset of the arguments, and new arguments are only ever added, never renamed or removed.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ hookspec = pluggy.HookspecMarker("parl")
 
 
 @hookspec
-def parl_log_metrics(*, metrics: Mapping[str, float], step: int, logdir: Path) -> None:
+def parl_log_metrics(metrics: Mapping[str, float], step: int, logdir: Path) -> None:
     """Record scalar metrics of a run (an observer: every implementation is called).
 
     Metric sinks (TensorBoard, CSV, …) implement this hook; ``parl.utils.summary`` calls it.
@@ -36,7 +37,7 @@ def parl_log_metrics(*, metrics: Mapping[str, float], step: int, logdir: Path) -
 
 
 @hookspec
-def parl_close_metrics(*, logdir: Path) -> None:
+def parl_close_metrics(logdir: Path) -> None:
     """Flush and close whatever a sink holds open for ``logdir`` (an observer).
 
     Called by ``parl.utils.summary.close()`` and at interpreter exit.
@@ -49,7 +50,7 @@ def parl_close_metrics(*, logdir: Path) -> None:
 
 
 @hookspec
-def parl_after_save(*, agent: Agent, path: Path) -> None:
+def parl_after_save(agent: Agent, path: Path) -> None:
     """Observe a checkpoint that :meth:`parl.Agent.save` has just written (an observer).
 
     Called after the file is complete and atomically in place, so an implementation may copy,

@@ -1,4 +1,4 @@
-"""A public kit for plugin authors: conformance check, identity environments, temporary registration.
+"""A public kit for plugin authors: conformance check, identity envs, temporary registration.
 
 Examples:
     >>> from parl.testing import IdentityEnv, check_algorithm, registered_algorithm

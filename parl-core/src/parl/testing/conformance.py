@@ -76,7 +76,7 @@ def _check_instance(cls: type[Algorithm], algorithm: Algorithm) -> None:
     path, params = next(iter(weights.items()))
     name, value = next(iter(params.items()))
     broken = {p: dict(w) for p, w in weights.items()}
-    broken[path][name] = np.zeros(tuple(value.shape) + (2,), dtype=value.dtype)
+    broken[path][name] = np.zeros((*value.shape, 2), dtype=value.dtype)
     try:
         algorithm.set_weights(broken)
     except WeightsMismatchError:

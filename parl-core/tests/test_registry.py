@@ -1,0 +1,117 @@
+"""The algorithm registry against real and fake installed distributions."""
+
+from __future__ import annotations
+
+import pytest
+
+import parl
+from parl.algorithms import (
+    DuplicateAlgorithmError,
+    PluginLoadError,
+    UnknownAlgorithmError,
+)
+
+GOOD_PLUGIN = '''
+import parl
+from parl.core.config import AlgorithmConfig
+
+class EchoConfig(AlgorithmConfig):
+    scale: float = 1.0
+    """How much to scale."""
+
+class Echo(parl.Algorithm):
+    """Echo: returns its input, for registry tests."""
+    Config = EchoConfig
+'''
+
+
+def test_first_party_algorithm_found_by_name() -> None:
+    cls = parl.algorithms.get("PolicyGradient")
+    assert issubclass(cls, parl.Algorithm)
+    from parl.algorithms import PolicyGradient
+
+    assert PolicyGradient is cls is parl.algorithms.PolicyGradient
+
+
+def test_unknown_name_suggests_close_names_and_lists_installed() -> None:
+    with pytest.raises(UnknownAlgorithmError) as info:
+        parl.algorithms.get("PolicyGradien")
+    message = str(info.value)
+    assert isinstance(info.value, LookupError)
+    assert "Did you mean 'PolicyGradient'" in message
+    assert "Installed algorithms:" in message and "DQN" in message
+
+
+def test_unknown_first_party_name_gives_the_install_line() -> None:
+    with pytest.raises(UnknownAlgorithmError, match="pip install parl-algos-ac"):
+        parl.algorithms.get("SAC")
+
+
+def test_unknown_module_attribute_is_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="Did you mean 'PPO'"):
+        parl.algorithms.PPo  # noqa: B018
+
+
+def test_third_party_entry_point_is_found(fake_dist) -> None:
+    fake_dist(
+        "acme-echo",
+        {"parl.algorithms": {"Echo": "acme_echo_ok:Echo"}},
+        {"acme_echo_ok": GOOD_PLUGIN},
+    )
+    assert "Echo" in parl.algorithms.names()
+    entry = parl.algorithms.entries()["Echo"][0]
+    assert (entry.distribution, entry.version) == ("acme-echo", "1.0")
+    assert parl.algorithms.get("Echo").__name__ == "Echo"
+
+
+def test_broken_plugin_names_entry_point_distribution_version_and_cause(fake_dist) -> None:
+    fake_dist(
+        "acme-broken",
+        {"parl.algorithms": {"Broken": "acme_broken_mod:Broken"}},
+        {"acme_broken_mod": "raise RuntimeError('boom at import')\n"},
+        version="2.3",
+    )
+    assert "Broken" in parl.algorithms.names()
+    with pytest.raises(PluginLoadError) as info:
+        parl.algorithms.get("Broken")
+    message = str(info.value)
+    assert "Broken = 'acme_broken_mod:Broken'" in message
+    assert "acme-broken==2.3" in message and "boom at import" in message
+    assert isinstance(info.value.__cause__, RuntimeError)
+    assert "PolicyGradient" in parl.algorithms.names()
+
+
+def test_plugin_that_is_not_an_algorithm_is_refused(fake_dist) -> None:
+    fake_dist(
+        "acme-notalg",
+        {"parl.algorithms": {"NotAlg": "acme_notalg_mod:NotAlg"}},
+        {"acme_notalg_mod": "class NotAlg:\n    pass\n"},
+    )
+    with pytest.raises(PluginLoadError, match="not a subclass of parl.Algorithm"):
+        parl.algorithms.get("NotAlg")
+
+
+def test_same_name_from_two_distributions_names_both(fake_dist) -> None:
+    fake_dist(
+        "acme-one",
+        {"parl.algorithms": {"Twin": "acme_twin_one:Echo"}},
+        {"acme_twin_one": GOOD_PLUGIN},
+    )
+    fake_dist(
+        "acme-two",
+        {"parl.algorithms": {"Twin": "acme_twin_two:Echo"}},
+        {"acme_twin_two": GOOD_PLUGIN},
+    )
+    with pytest.raises(DuplicateAlgorithmError) as info:
+        parl.algorithms.get("Twin")
+    assert "acme-one==1.0" in str(info.value) and "acme-two==1.0" in str(info.value)
+
+
+def test_refresh_sees_a_newly_installed_plugin(fake_dist) -> None:
+    assert "Late" not in parl.algorithms.names()
+    fake_dist(
+        "acme-late",
+        {"parl.algorithms": {"Late": "acme_late_mod:Echo"}},
+        {"acme_late_mod": GOOD_PLUGIN},
+    )
+    assert "Late" in parl.algorithms.names()
