@@ -1,0 +1,125 @@
+"""The one entry point for development tasks: ``nox`` runs the CI set, ``nox -l`` lists them.
+
+Default sessions (what CI runs): ``tests``, ``lint``, ``packaging``, ``plugin``, ``examples``.
+Opt-in sessions: ``bench`` (``nox -s bench -- <ALGO> <ENV>``), ``typecheck``.
+"""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import nox
+
+nox.needs_version = ">=2024.4.15"
+nox.options.default_venv_backend = "uv"
+nox.options.reuse_venv = "yes"
+nox.options.sessions = ["lint", "tests", "packaging", "plugin", "examples"]
+
+ROOT = Path(__file__).parent
+PACKAGES = ["parl-core", "parl-utils", "parl-remote", "parl-algos-pg", "parl-algos-dqn"]
+# Released together and pinned to each other; the rest are plugins.
+NAMESPACE_OWNER = "parl-core"
+EDITABLE = ["-e", "./parl-core[paddle,testing]", *[x for p in PACKAGES[1:] for x in ("-e", p)]]
+PLUGIN_TEMPLATE = ROOT / "examples" / "third_party_plugin"
+SCRIPTS = ROOT / "parl-core" / "tests" / "packaging"
+
+
+def install_workspace(session: nox.Session, *extra: str) -> None:
+    session.install(*EDITABLE, *extra)
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Run every package's test suite against editable installs of the workspace."""
+    install_workspace(session, "pytest>=8")
+    paths = session.posargs or [f"{p}/tests" for p in PACKAGES]
+    session.run("pytest", "--durations=15", *paths, env={"PYTHONHASHSEED": "0"})
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """Check style and formatting with ruff."""
+    session.install("ruff>=0.6")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    """Type-check the public packages with mypy (opt-in)."""
+    install_workspace(session, "mypy>=1.10")
+    session.run("mypy", "parl-core/src/parl", "parl-algos-pg/src", "parl-algos-dqn/src")
+
+
+def build_wheels(session: nox.Session, sources: list[Path], out: Path) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("*.whl"):
+        old.unlink()
+    for source in sources:
+        session.run("uv", "build", "--wheel", "--out-dir", str(out), str(source), external=True)
+    return sorted(out.glob("*.whl"))
+
+
+def check_namespace_ownership(wheels: list[Path]) -> None:
+    for wheel in wheels:
+        names = set(zipfile.ZipFile(wheel).namelist())
+        owns = {"parl/__init__.py", "parl/algorithms/__init__.py"} & names
+        if owns and not wheel.name.startswith(NAMESPACE_OWNER.replace("-", "_")):
+            raise RuntimeError(f"{wheel.name} ships {sorted(owns)}: only parl-core may")
+        if not any(n.endswith("py.typed") for n in names):
+            raise RuntimeError(f"{wheel.name} has no py.typed marker")
+
+
+@nox.session
+def packaging(session: nox.Session) -> None:
+    """Build every wheel, check namespace ownership, and use them as a user would.
+
+    A fresh venv gets ``parl-core parl-algos-pg`` from the wheels only and runs the
+    registry snippet of the README; then parl-utils is uninstalled to show that parl-core and
+    the registry keep working without it.
+    """
+    out = Path(session.create_tmp()) / "wheels"
+    wheels = build_wheels(session, [ROOT / p for p in PACKAGES], out)
+    check_namespace_ownership(wheels)
+    session.install("--find-links", str(out), "parl-core", "parl-algos-pg")
+    session.run("python", str(SCRIPTS / "user_snippet.py"))
+    session.chdir(session.create_tmp())
+    session.run("python", str(ROOT / "examples/QuickStart/train.py"), "--max-episodes", "3")
+    session.run("uv", "pip", "uninstall", "parl-utils", external=True)
+    session.run("python", str(SCRIPTS / "without_utils.py"))
+
+
+@nox.session
+def plugin(session: nox.Session) -> None:
+    """Build the third-party plugin template into a wheel and run its tests against it."""
+    out = Path(session.create_tmp()) / "wheels"
+    build_wheels(session, [ROOT / "parl-core", PLUGIN_TEMPLATE], out)
+    session.install("--find-links", str(out), "parl-core[paddle,testing]", "acme-parl-bandit")
+    session.install("pytest>=8")
+    session.chdir(session.create_tmp())
+    session.run("pytest", "-p", "no:cacheprovider", str(PLUGIN_TEMPLATE / "tests"))
+
+
+EXAMPLE_RUNS = [
+    ["examples/QuickStart/train.py", "--max-episodes", "3", "--quiet"],
+    ["examples/DQN/train.py", "--total-steps", "600", "--quiet"],
+    ["examples/PPO/train.py", "--env", "CartPole-v1", "--total-steps", "1024", "--quiet"],
+    ["examples/PPO/train.py", "--env", "Pendulum-v1", "--total-steps", "1024", "--quiet"],
+]
+
+
+@nox.session
+def examples(session: nox.Session) -> None:
+    """Run every example end to end with a tiny budget."""
+    install_workspace(session)
+    logdir = Path(session.create_tmp()) / "runs"
+    for run in EXAMPLE_RUNS:
+        session.run("python", *run, "--logdir", str(logdir / Path(run[0]).parent.name))
+
+
+@nox.session(default=False)
+def bench(session: nox.Session) -> None:
+    """Run a benchmark: ``nox -s bench -- <ALGO> <ENV> [--seeds 0 1 2]`` (see benchmarks/)."""
+    install_workspace(session)
+    session.run("python", "benchmarks/run.py", *session.posargs, env={"PYTHONHASHSEED": "0"})
