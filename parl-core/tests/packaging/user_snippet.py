@@ -1,4 +1,4 @@
-"""Run by ``nox -s packaging`` in a venv that holds only the wheels of parl-core and parl-algos-pg."""
+"""Run by ``nox -s packaging`` in a venv holding only the parl-core and parl-algos-pg wheels."""
 
 import sys
 

@@ -37,6 +37,19 @@ def parl_log_metrics(metrics: Mapping[str, float], step: int, logdir: Path) -> N
 
 
 @hookspec
+def parl_flush_metrics(logdir: Path) -> None:
+    """Put every metric logged so far for ``logdir`` on disk, keeping files open (an observer).
+
+    Called by ``parl.utils.summary.flush()``, e.g. at checkpoints.
+
+    Args:
+        logdir: the run's log directory, as passed to :func:`parl_log_metrics`.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
 def parl_close_metrics(logdir: Path) -> None:
     """Flush and close whatever a sink holds open for ``logdir`` (an observer).
 

@@ -1,0 +1,135 @@
+"""Scalar metrics for a run, written by the metric-sink plugins (TensorBoard, CSV, …).
+
+Every call goes through the ``parl_log_metrics`` hook, so any installed sink receives the
+values; ``PARL_DISABLED_PLUGINS=csv`` (for instance) switches a sink off. The log directory
+defaults to :func:`parl.utils.logger.get_dir` (``auto_set_dir()`` if none is set);
+:func:`close` runs at interpreter exit.
+
+Examples:
+    >>> from parl.utils import summary
+    >>> summary.add_scalar("charts/episodic_return", 200.0, step=1000)
+    >>> summary.add_scalars({"losses/value": 0.3, "losses/policy": -0.1}, step=1000)
+"""
+
+from __future__ import annotations
+
+import atexit
+import math
+import operator
+import os
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+
+from parl.plugins import get_plugin_manager
+from parl.utils import logger
+
+__all__ = ["add_scalar", "add_scalars", "close", "flush", "get_logdir", "set_logdir"]
+
+_lock = threading.RLock()
+_logdir: Path | None = None
+# The logdir that sinks may hold files open for; None once closed.
+_open_logdir: Path | None = None
+
+
+def set_logdir(path: str | os.PathLike[str]) -> None:
+    """Send later metrics to ``path`` (created if needed), closing the sinks of the previous one.
+
+    Args:
+        path: the directory that sinks write their files into.
+    """
+    global _logdir
+    new = Path(path)
+    with _lock:
+        if _open_logdir is not None and _open_logdir != new:
+            close()
+        new.mkdir(parents=True, exist_ok=True)
+        _logdir = new
+
+
+def get_logdir() -> Path:
+    """Return the directory metrics go to, choosing the logger's directory on first use."""
+    global _logdir
+    with _lock:
+        if _logdir is None:
+            _logdir = Path(logger.get_dir() or logger.auto_set_dir())
+        return _logdir
+
+
+def _check_step(step: int) -> int:
+    try:
+        return operator.index(step)
+    except TypeError:
+        raise TypeError(
+            f"step must be an integer, got {step!r} of type {type(step).__name__}; "
+            "pass the global step counter, e.g. int(step)"
+        ) from None
+
+
+def _check_value(tag: str, value: float) -> float:
+    array = np.asarray(value)
+    if array.size != 1 or array.dtype.kind not in "biuf":
+        raise TypeError(
+            f"metric {tag!r} must be a real number, got {value!r} of type "
+            f"{type(value).__name__}; log a float or a one-element array"
+        )
+    number = float(array.reshape(()))
+    if math.isnan(number):
+        logger.warning("metric %r is NaN", tag)
+    return number
+
+
+def add_scalars(scalars: Mapping[str, float], step: int) -> None:
+    """Record several scalar metrics at the same step.
+
+    Args:
+        scalars: metric name (e.g. ``"losses/value"``) to value.
+        step: the global step (usually environment steps).
+
+    Raises:
+        TypeError: if ``step`` is not an integer or a value is not a real number.
+    """
+    global _open_logdir
+    metrics = {str(tag): _check_value(str(tag), value) for tag, value in scalars.items()}
+    checked_step = _check_step(step)
+    if not metrics:
+        return
+    with _lock:
+        logdir = get_logdir()
+        _open_logdir = logdir
+        get_plugin_manager().hook.parl_log_metrics(
+            metrics=metrics, step=checked_step, logdir=logdir
+        )
+
+
+def add_scalar(tag: str, value: float, step: int) -> None:
+    """Record one scalar metric (PARL's signature).
+
+    Args:
+        tag: the metric name, e.g. ``"charts/episodic_return"``.
+        value: the value; numpy scalars and one-element arrays are accepted.
+        step: the global step.
+    """
+    add_scalars({tag: value}, step)
+
+
+def flush() -> None:
+    """Put everything logged so far on disk (the ``parl_flush_metrics`` hook); files stay open."""
+    with _lock:
+        if _open_logdir is not None:
+            get_plugin_manager().hook.parl_flush_metrics(logdir=_open_logdir)
+
+
+def close() -> None:
+    """Flush and close the sinks' files for the current log directory (also runs at exit)."""
+    global _open_logdir
+    with _lock:
+        if _open_logdir is None:
+            return
+        logdir, _open_logdir = _open_logdir, None
+        get_plugin_manager().hook.parl_close_metrics(logdir=logdir)
+
+
+atexit.register(close)
