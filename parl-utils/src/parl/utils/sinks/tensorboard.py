@@ -1,34 +1,43 @@
-"""Metric sink writing TensorBoard event files (tensorboardX), one writer per log directory."""
+"""Metric sink writing TensorBoard event files (tensorboardX), one file per log directory.
+
+Events are written synchronously with tensorboardX's ``EventsWriter`` rather than its
+``SummaryWriter``, whose background queue makes ``flush`` return before the data is on disk.
+"""
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from tensorboardX import SummaryWriter
+from tensorboardX.event_file_writer import EventsWriter
+from tensorboardX.proto.event_pb2 import Event
+from tensorboardX.summary import scalar
 
 from parl.plugins import hookimpl
 
 _lock = threading.Lock()
-_writers: dict[Path, SummaryWriter] = {}
+_writers: dict[Path, EventsWriter] = {}
 
 
 @hookimpl
 def parl_log_metrics(metrics: Mapping[str, float], step: int, logdir: Path) -> None:
-    """Write each metric as a scalar summary to the event file in ``logdir``."""
+    """Append each metric as a scalar summary to the event file in ``logdir``."""
     key = Path(logdir)
+    now = time.time()
     with _lock:
         writer = _writers.get(key)
         if writer is None:
-            writer = _writers[key] = SummaryWriter(logdir=str(key))
+            key.mkdir(parents=True, exist_ok=True)
+            writer = _writers[key] = EventsWriter(str(key / "events"))
         for tag, value in metrics.items():
-            writer.add_scalar(tag, value, global_step=step)
+            writer.write_event(Event(wall_time=now, step=step, summary=scalar(tag, value)))
 
 
 @hookimpl
 def parl_flush_metrics(logdir: Path) -> None:
-    """Write the pending events of ``logdir``'s writer to its event file."""
+    """Write the buffered events of ``logdir`` to its event file."""
     with _lock:
         writer = _writers.get(Path(logdir))
         if writer is not None:
@@ -37,7 +46,7 @@ def parl_flush_metrics(logdir: Path) -> None:
 
 @hookimpl
 def parl_close_metrics(logdir: Path) -> None:
-    """Flush and close the writer of ``logdir``, if any."""
+    """Flush and close the event file of ``logdir``, if open."""
     with _lock:
         writer = _writers.pop(Path(logdir), None)
     if writer is not None:
