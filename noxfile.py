@@ -1,6 +1,7 @@
 """The one entry point for development tasks: ``nox`` runs the CI set, ``nox -l`` lists them.
 
-Default sessions (what CI runs): ``tests``, ``lint``, ``packaging``, ``plugin``, ``examples``.
+Default sessions (what CI runs): ``lint``, ``tests``, ``packaging``, ``plugin``, ``examples``,
+``docs``.
 Opt-in sessions: ``bench`` (``nox -s bench -- <ALGO> <ENV>``), ``typecheck``.
 """
 
@@ -14,7 +15,7 @@ import nox
 nox.needs_version = ">=2024.4.15"
 nox.options.default_venv_backend = "uv"
 nox.options.reuse_venv = "yes"
-nox.options.sessions = ["lint", "tests", "packaging", "plugin", "examples"]
+nox.options.sessions = ["lint", "tests", "packaging", "plugin", "examples", "docs"]
 
 ROOT = Path(__file__).parent
 PACKAGES = ["parl-core", "parl-utils", "parl-remote", "parl-algos-pg", "parl-algos-dqn"]
@@ -116,6 +117,14 @@ def examples(session: nox.Session) -> None:
     logdir = Path(session.create_tmp()) / "runs"
     for run in EXAMPLE_RUNS:
         session.run("python", *run, "--logdir", str(logdir / Path(run[0]).parent.name))
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """Build the Sphinx site with warnings as errors."""
+    install_workspace(session, "-r", "docs/requirements.txt")
+    out = Path(session.create_tmp()) / "html"
+    session.run("sphinx-build", "-W", "--keep-going", "-q", "-b", "html", "docs", str(out))
 
 
 @nox.session(default=False)

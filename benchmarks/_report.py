@@ -1,0 +1,46 @@
+"""Shared helpers of the benchmark scripts: where results go and what run they came from."""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def machine() -> str:
+    """Describe the machine: CPU model, core count, Python."""
+    model = platform.processor() or platform.machine()
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    return f"{model}, {os.cpu_count()} cores, Python {platform.python_version()}"
+
+
+def commit() -> str:
+    """Return the current git commit (with ``+dirty`` when the tree has changes)."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip()
+    except OSError:
+        return "unknown"
+    return head + ("+dirty" if dirty else "")
+
+
+def header(title: str) -> str:
+    """Return the markdown header every results file starts with."""
+    command = "python " + " ".join([os.path.relpath(sys.argv[0], ROOT), *sys.argv[1:]])
+    return (
+        f"# {title}\n\n"
+        f"- command: `{command}`\n- commit: `{commit()}`\n- machine: {machine()}\n\n"
+    )
