@@ -1,0 +1,101 @@
+"""parl-remote: ``@parl.remote_class``, ``parl.connect`` and the xparl cluster.
+
+Decorate a class with :func:`remote_class`, call :func:`connect`, and every instance becomes an
+actor in its own process on the cluster, so pure-Python work escapes the GIL. The names below
+load on first use, so the cluster's own processes import only what they need.
+
+Examples:
+    >>> import parl
+    >>> @parl.remote_class
+    ... class Actor:
+    ...     def add(self, a, b):
+    ...         return a + b
+    >>> parl.connect()          # doctest: +SKIP
+    >>> Actor().add(1, 2)       # doctest: +SKIP
+    3
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from parl.remote.actor import Future, RemoteActor, actor_id, remote_class
+    from parl.remote.client import Client, connect, disconnect, get_client
+    from parl.remote.config import Timeouts
+    from parl.remote.exceptions import (
+        ActorDiedError,
+        ConnectError,
+        DeserializeError,
+        FutureGetRepeatedlyError,
+        FutureObjectEmpty,
+        MasterLostError,
+        MemoryLimitError,
+        RemoteAttributeError,
+        RemoteError,
+        RemoteTraceback,
+        ResourceError,
+        SerializeError,
+        VersionMismatchError,
+    )
+
+_EXPORTS = {
+    "parl.remote.actor": ("Future", "RemoteActor", "actor_id", "remote_class"),
+    "parl.remote.client": ("Client", "connect", "disconnect", "get_client"),
+    "parl.remote.config": ("Timeouts",),
+    "parl.remote.exceptions": (
+        "ActorDiedError",
+        "ConnectError",
+        "DeserializeError",
+        "FutureGetRepeatedlyError",
+        "FutureObjectEmpty",
+        "MasterLostError",
+        "MemoryLimitError",
+        "RemoteAttributeError",
+        "RemoteError",
+        "RemoteTraceback",
+        "ResourceError",
+        "SerializeError",
+        "VersionMismatchError",
+    ),
+}
+_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
+
+__all__ = [
+    "ActorDiedError",
+    "Client",
+    "ConnectError",
+    "DeserializeError",
+    "Future",
+    "FutureGetRepeatedlyError",
+    "FutureObjectEmpty",
+    "MasterLostError",
+    "MemoryLimitError",
+    "RemoteActor",
+    "RemoteAttributeError",
+    "RemoteError",
+    "RemoteTraceback",
+    "ResourceError",
+    "SerializeError",
+    "Timeouts",
+    "VersionMismatchError",
+    "actor_id",
+    "connect",
+    "disconnect",
+    "get_client",
+    "remote_class",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'parl.remote' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

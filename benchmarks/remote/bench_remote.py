@@ -1,0 +1,285 @@
+"""Benchmarks of parl-remote against the goals of the parl-remote issue.
+
+Run ``python benchmarks/remote/bench_remote.py [--quick]``. Each figure is printed in a markdown
+table with its baseline from the same run (plain pyzmq send/recv of the same bytes; the serial
+time of the GIL demo) and written to ``benchmarks/remote/results.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import psutil
+import zmq
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+
+
+def spin(n: int) -> int:
+    """A pure-Python loop (holds the GIL)."""
+    total = 0
+    for i in range(n):
+        total += i % 7
+    return total
+
+
+def make_actor_class():  # type: ignore[no-untyped-def]
+    import parl
+
+    @parl.remote_class
+    class Bench:
+        def noop(self) -> None:
+            return None
+
+        def echo(self, value: object) -> object:
+            return value
+
+        def spin(self, n: int) -> int:
+            return spin(n)
+
+    return Bench
+
+
+def pyzmq_echo_seconds(payload: np.ndarray, repeats: int) -> float:
+    """Median round trip of the same bytes over plain pyzmq DEALER/ROUTER (echo thread)."""
+    context = zmq.Context()
+    server = context.socket(zmq.ROUTER)
+    port = server.bind_to_random_port("tcp://127.0.0.1")
+    client = context.socket(zmq.DEALER)
+    client.connect(f"tcp://127.0.0.1:{port}")
+
+    def echo() -> None:
+        for _ in range(repeats + 1):
+            frames = server.recv_multipart(copy=False)
+            server.send_multipart(frames, copy=False)
+
+    thread = threading.Thread(target=echo, daemon=True)
+    thread.start()
+    times = []
+    for _ in range(repeats + 1):
+        start = time.perf_counter()
+        client.send(payload, copy=False)
+        client.recv(copy=False)
+        times.append(time.perf_counter() - start)
+    thread.join()
+    client.close()
+    server.close()
+    context.term()
+    return statistics.median(times[1:])
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def rss_of_tree(pids: list[int]) -> tuple[float, int]:
+    procs = []
+    for pid in pids:
+        proc = psutil.Process(pid)
+        procs += [proc, *proc.children(recursive=True)]
+    return sum(p.memory_info().rss for p in procs) / 2**30, len(procs)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    parser.add_argument("--output", default=str(HERE / "results.md"))
+    args = parser.parse_args()
+    reps = 300 if args.quick else 3000
+    big_reps = 5 if args.quick else 20
+    home = tempfile.mkdtemp(prefix="xparl-bench-")
+    os.environ["XPARL_HOME"] = home
+    rows: list[tuple[str, str, str, str]] = []
+
+    import parl
+    import parl.remote
+    from parl.remote.cluster import LocalCluster
+
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import parl"], check=True)
+    import_parl = time.perf_counter() - start
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    bare_python = time.perf_counter() - start
+    rows.append(
+        (
+            "`import parl` (fresh interpreter)",
+            f"{import_parl:.3f} s",
+            f"bare python: {bare_python:.3f} s",
+            "≤ 0.3 s",
+        )
+    )
+
+    # xparl start -> first actor, with the CLI in a subprocess.
+    port = free_port()
+    start = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "parl.remote.cli", "start", "--port", str(port), "--cpu_num", "8"],
+        check=True,
+        capture_output=True,
+    )
+    Bench = make_actor_class()
+    parl.connect(f"127.0.0.1:{port}")
+    first = Bench()
+    first.noop()
+    start_to_actor = time.perf_counter() - start
+    rows.append(("`xparl start` → first actor returns", f"{start_to_actor:.2f} s", "", "≤ 3 s"))
+    del first
+    cluster = next(c for c in parl.remote.cluster.recorded_clusters() if c.port == port)
+    cluster.wait_for_jobs(8, 30)
+    time.sleep(1.0)  # let the pool settle before measuring memory
+    gib, count = rss_of_tree([p["pid"] for p in cluster.processes()])
+    rows.append(
+        (
+            "idle `--cpu_num 8` cluster resident memory",
+            f"{gib:.2f} GiB ({count} procs)",
+            "",
+            "≤ 0.5 GiB",
+        )
+    )
+
+    start = time.perf_counter()
+    eight = [Bench() for _ in range(8)]
+    create8 = time.perf_counter() - start
+    rows.append(("8 actors created (warm pool)", f"{create8:.3f} s", "", "≤ 0.1 s"))
+
+    actor = eight[0]
+    for _ in range(100):
+        actor.noop()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        actor.noop()
+        times.append(time.perf_counter() - t0)
+    times.sort()
+    median, p99 = times[len(times) // 2], times[int(len(times) * 0.99)]
+    empty = np.zeros(0, np.uint8)
+    zmq_small = pyzmq_echo_seconds(empty, reps)
+    rows.append(
+        (
+            "trivial call round trip",
+            f"median {median * 1e6:.0f} µs, p99 {p99 * 1e6:.0f} µs",
+            f"pyzmq echo: {zmq_small * 1e6:.0f} µs",
+            "median ≤ 100 µs, p99 ≤ 1 ms",
+        )
+    )
+
+    for label, nbytes in (("1 KiB", 1024), ("1 MiB", 2**20), ("16 MiB", 16 * 2**20)):
+        array = np.random.default_rng(0).standard_normal(nbytes // 4).astype(np.float32)
+        n = big_reps if nbytes >= 2**20 else reps // 3
+        actor.echo(array)
+        samples = []
+        for _ in range(n):
+            t0 = time.perf_counter()
+            actor.echo(array)
+            samples.append(time.perf_counter() - t0)
+        ours = statistics.median(samples)
+        base = pyzmq_echo_seconds(array, n)
+        rate = 2 * nbytes / ours / 1e9
+        goal = "≥ 1 GB/s and ≤ 2× pyzmq" if nbytes == 16 * 2**20 else ""
+        rows.append(
+            (
+                f"{label} float32 array echo",
+                f"{ours * 1e3:.2f} ms ({rate:.2f} GB/s)",
+                f"pyzmq: {base * 1e3:.2f} ms ({ours / base:.2f}×)",
+                goal,
+            )
+        )
+
+    duration = 1.0 if args.quick else 3.0
+    counts = [0] * 4
+    stop = threading.Event()
+
+    def drive(me: object, i: int) -> None:
+        while not stop.is_set():
+            me.noop()
+            counts[i] += 1
+
+    threads = [threading.Thread(target=drive, args=(eight[i], i)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    time.sleep(duration)
+    stop.set()
+    for thread in threads:
+        thread.join()
+    rows.append(("calls/s, 4 actors × 4 threads", f"{sum(counts) / duration:,.0f}", "", "≥ 10,000"))
+    del eight, actor
+    parl.remote.disconnect()
+    subprocess.run(
+        [sys.executable, "-m", "parl.remote.cli", "stop", "--port", str(port)],
+        check=True,
+        capture_output=True,
+    )
+
+    # GIL demo: 5 pure-Python loops, serial vs 5 actors driven from 5 threads.
+    n = 1_000_000 if args.quick else 3_000_000
+    start = time.perf_counter()
+    for _ in range(5):
+        spin(n)
+    serial = time.perf_counter() - start
+    demo = LocalCluster.start(5)
+    parl.connect(demo.address)
+    actors = [Bench() for _ in range(5)]
+    for a in actors:
+        a.noop()
+    start = time.perf_counter()
+    threads = [threading.Thread(target=a.spin, args=(n,)) for a in actors]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    parallel = time.perf_counter() - start
+    rows.append(
+        (
+            "GIL demo: 5 loops, 5 threads over 5 actors",
+            f"{serial / parallel:.2f}× ({parallel:.2f} s)",
+            f"serial: {serial:.2f} s",
+            f"≥ 1.9× on 2 idle cores ({os.cpu_count()} here)",
+        )
+    )
+    del actors
+    parl.remote.disconnect()
+    demo.stop()
+
+    commit = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    cpu = platform.processor() or "unknown"
+    for line in (
+        Path("/proc/cpuinfo").read_text().splitlines() if Path("/proc/cpuinfo").exists() else []
+    ):
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+    table = ["| figure | parl-remote | baseline (same run) | goal |", "|---|---|---|---|"]
+    table += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
+    header = [
+        "# parl-remote benchmark results",
+        "",
+        f"- command: `python benchmarks/remote/bench_remote.py{' --quick' if args.quick else ''}`",
+        f"- commit: `{commit}`",
+        f"- machine: {os.cpu_count()} CPUs (nproc), {cpu}, Python {platform.python_version()}, "
+        f"pyzmq {zmq.__version__}, {platform.system()} {platform.release()}",
+        "",
+    ]
+    text = "\n".join(header + table) + "\n"
+    print(text)
+    Path(args.output).write_text(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,298 @@
+"""Train DQN or Double DQN on a gymnasium vector environment (CartPole-v1 by default).
+
+The defaults are the RL Baselines3 Zoo settings for CartPole-v1, which reach the maximum return
+of 500 within 50k environment steps. Run ``python examples/DQN/train.py --help`` for options;
+a benchmark imports this file and calls :func:`train`.
+
+Rollouts step a ``gymnasium.vector.SyncVectorEnv``: one batched forward pass picks the actions
+of every environment. Gymnasium 1.x resets a finished sub-environment on the *next* ``step``
+call (``AutoresetMode.NEXT_STEP``), which returns the first observation of the new episode and
+ignores the action; that step is not a transition and is never stored. Transitions are stored
+with ``terminal = terminated``, so episodes cut by the time limit still bootstrap.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import gymnasium as gym
+import numpy as np
+from tqdm import tqdm
+
+import parl
+from parl.utils import logger, summary
+from parl.utils.replay_memory import ReplayMemory
+from parl.utils.scheduler import LinearDecayScheduler
+from parl_algos_dqn import DQNAgent, DuelingQNetwork, QNetwork
+
+
+def make_env(env_id: str, num_envs: int) -> gym.vector.VectorEnv:
+    """A synchronous vector env of ``num_envs`` copies, reset on the step after an episode ends."""
+    return gym.vector.SyncVectorEnv(
+        [lambda: gym.make(env_id) for _ in range(num_envs)],
+        autoreset_mode=gym.vector.AutoresetMode.NEXT_STEP,
+    )
+
+
+def store_transitions(
+    rpm: ReplayMemory,
+    fresh: np.ndarray,
+    obs: np.ndarray,
+    actions: np.ndarray,
+    reward: np.ndarray,
+    next_obs: np.ndarray,
+    terminated: np.ndarray,
+) -> int:
+    """Store the real transitions of one vector-env step and return how many there were.
+
+    ``fresh`` marks the sub-environments whose previous step ended an episode: with
+    ``NEXT_STEP`` auto-reset this step only reset them (``next_obs`` is the first observation of
+    a new episode), so they are skipped. ``terminal`` is ``terminated`` alone, so that a
+    time-limit truncation still bootstraps.
+    """
+    valid = ~fresh
+    count = int(valid.sum())
+    if count:
+        rpm.append_batch(
+            obs[valid], actions[valid], reward[valid], next_obs[valid], terminated[valid]
+        )
+    return count
+
+
+def evaluate(agent: DQNAgent, envs: gym.vector.VectorEnv) -> float:
+    """Mean return of one greedy episode in each sub-environment of ``envs``.
+
+    All episodes run in lock-step with one forward pass per step; a sub-environment whose
+    episode is over keeps stepping (auto-reset) but no longer counts.
+    """
+    obs, _ = envs.reset()
+    returns = np.zeros(envs.num_envs)
+    running = np.ones(envs.num_envs, dtype=bool)
+    while running.any():
+        obs, reward, terminated, truncated, _ = envs.step(agent.predict(obs))
+        returns += reward * running
+        running &= ~(terminated | truncated)
+    return float(returns.mean())
+
+
+def train(
+    *,
+    env_id: str = "CartPole-v1",
+    algo: Literal["DQN", "DDQN"] = "DQN",
+    dueling: bool = False,
+    total_steps: int = 50_000,
+    seed: int = 0,
+    num_envs: int = 4,
+    hidden_sizes: Sequence[int] = (256, 256),
+    lr: float = 2.3e-3,
+    gamma: float = 0.99,
+    loss: Literal["mse", "huber"] = "huber",
+    max_grad_norm: float | None = 10.0,
+    buffer_size: int = 100_000,
+    batch_size: int = 64,
+    learning_starts: int = 1_000,
+    train_freq: int = 256,
+    gradient_steps: int = 128,
+    target_update_interval: int = 128,
+    exploration_fraction: float = 0.16,
+    final_epsilon: float = 0.04,
+    eval_interval: int = 2_500,
+    eval_episodes: int = 10,
+    target_return: float = 475.0,
+    logdir: str | Path | None = None,
+    save_path: str | Path | None = None,
+    best_save_path: str | Path | None = None,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Train an agent and return its figures.
+
+    Args:
+        env_id: gymnasium id of an env with flat Box observations and Discrete actions.
+        algo: registry name of the algorithm, ``"DQN"`` or ``"DDQN"``.
+        dueling: use a dueling Q-network instead of a plain MLP.
+        total_steps: environment transitions to collect (over all sub-environments).
+        seed: seeds paddle, numpy, the environments, the replay memory and exploration.
+        num_envs: sub-environments stepped together.
+        hidden_sizes: widths of the hidden layers of the Q-network.
+        lr: Adam learning rate.
+        gamma: discount factor.
+        loss: TD loss, ``"mse"`` or ``"huber"``.
+        max_grad_norm: global gradient-norm clip, or None.
+        buffer_size: replay memory capacity.
+        batch_size: transitions per gradient step.
+        learning_starts: transitions collected before the first gradient step.
+        train_freq: environment steps between training rounds.
+        gradient_steps: gradient steps per training round.
+        target_update_interval: gradient steps between hard target-network syncs.
+        exploration_fraction: part of ``total_steps`` over which epsilon decays from 1.
+        final_epsilon: epsilon after the decay.
+        eval_interval: environment steps between greedy evaluations.
+        eval_episodes: episodes per evaluation (run as that many parallel envs).
+        target_return: the eval return whose first reach is reported as ``steps_to_target``.
+        logdir: where TensorBoard/CSV scalars go; None logs no metrics.
+        save_path: checkpoint written at the end with ``agent.save``; None saves nothing.
+        best_save_path: checkpoint rewritten whenever an evaluation beats the previous best
+            (DQN's greedy policy can get worse late in training); None saves nothing.
+        progress: show a tqdm progress bar.
+
+    Returns:
+        ``env_steps``, ``wall_s``, ``sps`` (env steps per second, evaluation included),
+        ``final_eval_return`` (greedy, after the last step), ``best_eval_return`` and
+        ``best_eval_steps`` (the env steps of the first evaluation scoring it),
+        ``steps_to_target`` (env steps at the first evaluation reaching ``target_return``,
+        or None) and ``evals`` (a list of ``(env_steps, mean_return)``).
+    """
+    parl.set_seed(seed)
+    envs = make_env(env_id, num_envs)
+    eval_envs = make_env(env_id, eval_episodes)
+    obs_space, act_space = envs.single_observation_space, envs.single_action_space
+    if not isinstance(act_space, gym.spaces.Discrete) or len(obs_space.shape) != 1:
+        raise ValueError(
+            f"{env_id} has observation space {obs_space} and action space {act_space}; this "
+            "example needs flat Box observations and Discrete actions"
+        )
+    obs_dim, act_dim = obs_space.shape[0], int(act_space.n)
+    network = DuelingQNetwork if dueling else QNetwork
+    algorithm = parl.algorithms.get(algo)(
+        network(obs_dim, act_dim, hidden_sizes),
+        gamma=gamma,
+        lr=lr,
+        loss=loss,
+        max_grad_norm=max_grad_norm,
+    )
+    agent = DQNAgent(algorithm, act_dim, target_update_interval=target_update_interval, seed=seed)
+    rpm = ReplayMemory(buffer_size, obs_dim=obs_dim, act_dim=0, seed=seed)
+    exploration = LinearDecayScheduler(1.0, max(1, int(exploration_fraction * total_steps)))
+    if logdir is not None:
+        summary.set_logdir(logdir)
+
+    def log(scalars: dict[str, float], step: int) -> None:
+        if logdir is not None:
+            summary.add_scalars(scalars, step)
+
+    obs, _ = envs.reset(seed=seed)
+    eval_envs.reset(seed=seed + 10_000)
+    fresh = np.zeros(num_envs, dtype=bool)  # this step only resets the sub-env: no transition
+    episode_return = np.zeros(num_envs)
+    epsilon, env_steps = 1.0, 0
+    next_train, next_eval = max(train_freq, learning_starts), eval_interval
+    evals: list[tuple[int, float]] = []
+    steps_to_target: int | None = None
+    best_return = -np.inf
+    start = time.perf_counter()
+    bar = tqdm(total=total_steps, disable=not progress, unit="step", desc=f"{algo} {env_id}")
+    while env_steps < total_steps:
+        actions = agent.sample(obs, epsilon)
+        next_obs, reward, terminated, truncated, _ = envs.step(actions)
+        count = store_transitions(rpm, fresh, obs, actions, reward, next_obs, terminated)
+        if count:
+            env_steps += count
+            bar.update(count)
+            epsilon = final_epsilon + (1.0 - final_epsilon) * exploration.step(count)
+        episode_return += reward * ~fresh
+        fresh = terminated | truncated
+        for index in np.flatnonzero(fresh):
+            log({"charts/episodic_return": episode_return[index]}, env_steps)
+            episode_return[index] = 0.0
+        obs = next_obs
+
+        if env_steps >= next_train:
+            next_train += train_freq
+            for _ in range(gradient_steps):
+                td_loss = agent.learn(*rpm.sample_batch(batch_size))
+            sps = env_steps / (time.perf_counter() - start)
+            log(
+                {"losses/td_loss": float(td_loss), "charts/SPS": sps, "charts/epsilon": epsilon},
+                env_steps,
+            )
+        if env_steps >= next_eval or env_steps >= total_steps:
+            next_eval += eval_interval
+            mean_return = evaluate(agent, eval_envs)
+            if mean_return > best_return:
+                best_return = mean_return
+                if best_save_path is not None:
+                    agent.save(best_save_path)
+            evals.append((env_steps, mean_return))
+            log({"eval/episodic_return": mean_return}, env_steps)
+            bar.set_postfix(eval_return=f"{mean_return:.1f}", epsilon=f"{epsilon:.2f}")
+            if steps_to_target is None and mean_return >= target_return:
+                steps_to_target = env_steps
+    bar.close()
+    wall_s = time.perf_counter() - start
+    envs.close()
+    eval_envs.close()
+    if save_path is not None:
+        agent.save(save_path)
+    if logdir is not None:
+        summary.close()
+    best_steps, best_value = max(evals, key=lambda item: (item[1], -item[0]))
+    return {
+        "env_id": env_id,
+        "algo": algo,
+        "seed": seed,
+        "env_steps": env_steps,
+        "wall_s": wall_s,
+        "sps": env_steps / wall_s,
+        "final_eval_return": evals[-1][1],
+        "best_eval_return": best_value,
+        "best_eval_steps": best_steps,
+        "steps_to_target": steps_to_target,
+        "evals": evals,
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    """Parse the command line, train, print the final evaluation and save the agent."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--env", default="CartPole-v1", help="gymnasium env id")
+    parser.add_argument("--algo", choices=["DQN", "DDQN"], default="DQN")
+    parser.add_argument("--dueling", action="store_true", help="use a dueling Q-network")
+    parser.add_argument("--total-steps", type=int, default=50_000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--num-envs", type=int, default=4)
+    parser.add_argument("--learning-starts", type=int, default=1_000)
+    parser.add_argument("--train-freq", type=int, default=256)
+    parser.add_argument("--gradient-steps", type=int, default=128)
+    parser.add_argument("--eval-interval", type=int, default=2_500)
+    parser.add_argument("--eval-episodes", type=int, default=10)
+    parser.add_argument("--logdir", default=None, help="default: runs/<algo>_<env>_seed<seed>")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    args = parser.parse_args(argv)
+    logdir = Path(args.logdir or f"runs/{args.algo}_{args.env}_seed{args.seed}")
+    result = train(
+        env_id=args.env,
+        algo=args.algo,
+        dueling=args.dueling,
+        total_steps=args.total_steps,
+        seed=args.seed,
+        num_envs=args.num_envs,
+        learning_starts=args.learning_starts,
+        train_freq=args.train_freq,
+        gradient_steps=args.gradient_steps,
+        eval_interval=args.eval_interval,
+        eval_episodes=args.eval_episodes,
+        logdir=logdir,
+        save_path=logdir / "model.ckpt",
+        best_save_path=logdir / "best_model.ckpt",
+        progress=not args.no_progress,
+    )
+    logger.info(
+        "final evaluation: mean greedy return %.1f over %d episodes after %d env steps "
+        "(%.0f env steps/s); best %.1f at %d steps; checkpoints in %s",
+        result["final_eval_return"],
+        args.eval_episodes,
+        result["env_steps"],
+        result["sps"],
+        result["best_eval_return"],
+        result["best_eval_steps"],
+        logdir,
+    )
+    return result
+
+
+if __name__ == "__main__":
+    main()

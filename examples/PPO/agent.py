@@ -1,0 +1,61 @@
+"""The PPO agent: batched numpy observations of a vector env in, numpy actions out."""
+
+from __future__ import annotations
+
+import numpy as np
+import paddle
+
+import parl
+
+
+class PPOAgent(parl.Agent):
+    """Numpy-facing agent for a :class:`PPO` algorithm acting on ``N`` environments at once.
+
+    Each method makes one batched call into the algorithm and one transfer back, so the cost
+    of paddle's dygraph dispatch is paid once per vector step, not once per environment.
+
+    Args:
+        algorithm: a ``PPO`` instance.
+        seed: seed of the generator that shuffles minibatches.
+    """
+
+    def __init__(self, algorithm: parl.Algorithm, seed: int | None = None) -> None:
+        super().__init__(algorithm)
+        self.rng = np.random.default_rng(seed)
+
+    def sample(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Return ``(value [N], action, log_prob [N])`` drawn from the policy at ``obs [N, ...]``.
+
+        The entropy that ``PPO.sample`` also returns is not needed by the rollout.
+        """
+        value, action, logp, _ = self.alg.sample(paddle.to_tensor(obs, dtype="float32"))
+        return value.numpy(), action.numpy(), logp.numpy()
+
+    def predict(self, obs: np.ndarray) -> np.ndarray:
+        """Return greedy actions for ``obs [N, ...]``."""
+        return self.alg.predict(paddle.to_tensor(obs, dtype="float32")).numpy()
+
+    def value(self, obs: np.ndarray) -> np.ndarray:
+        """Return state values ``[N]``."""
+        return self.alg.value(paddle.to_tensor(obs, dtype="float32")).numpy()
+
+    def learn(
+        self,
+        obs: np.ndarray,
+        action: np.ndarray,
+        value: np.ndarray,
+        returns: np.ndarray,
+        logprob: np.ndarray,
+        adv: np.ndarray,
+        epochs: int,
+        num_minibatches: int,
+        lr: float,
+    ) -> tuple[float, float, float]:
+        """Run ``epochs`` × ``num_minibatches`` PPO steps on a flattened rollout.
+
+        Returns:
+            The mean ``(value_loss, action_loss, entropy)``.
+        """
+        return self.alg.learn_epochs(
+            obs, action, value, returns, logprob, adv, epochs, num_minibatches, lr=lr, rng=self.rng
+        )

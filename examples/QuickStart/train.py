@@ -1,0 +1,195 @@
+"""PARL QuickStart: REINFORCE (``PolicyGradient``) on gymnasium's CartPole-v1.
+
+Run ``python train.py`` (see README.md for the flags). Training stops as soon as the greedy
+policy's mean return over 10 evaluation episodes reaches 475, or after ``--max-episodes``.
+``train(...)`` is importable, so that benchmarks can call it and read the figures it returns.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from tqdm import tqdm
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from cartpole_agent import CartpoleAgent
+from cartpole_model import CartpoleModel
+
+import parl
+from parl.utils import calc_discount_sum_rewards, logger, summary
+
+TARGET_RETURN = 475.0
+EVAL_EPISODES = 10
+
+
+def run_episode(env: gym.Env, agent: CartpoleAgent) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Play one episode with the stochastic policy; return observations, actions and rewards."""
+    obs_list, action_list, reward_list = [], [], []
+    obs, _ = env.reset()
+    done = False
+    while not done:
+        action = agent.sample(obs)
+        obs_list.append(obs)
+        action_list.append(action)
+        obs, reward, terminated, truncated, _ = env.step(action)
+        reward_list.append(reward)
+        done = terminated or truncated
+    return (
+        np.asarray(obs_list, dtype=np.float32),
+        np.asarray(action_list, dtype=np.int64),
+        np.asarray(reward_list, dtype=np.float32),
+    )
+
+
+def evaluate(env: gym.Env, agent: CartpoleAgent, episodes: int = EVAL_EPISODES) -> float:
+    """Return the mean return of the greedy (argmax) policy over ``episodes`` episodes."""
+    returns = []
+    for _ in range(episodes):
+        obs, _ = env.reset()
+        total, done = 0.0, False
+        while not done:
+            obs, reward, terminated, truncated, _ = env.step(agent.predict(obs))
+            total += float(reward)
+            done = terminated or truncated
+        returns.append(total)
+    return float(np.mean(returns))
+
+
+def train(
+    seed: int = 0,
+    max_episodes: int = 1000,
+    eval_every: int = 20,
+    lr: float = 2e-3,
+    hidden_size: int = 64,
+    gamma: float = 0.99,
+    episodes_per_update: int = 1,
+    logdir: str | os.PathLike[str] | None = None,
+    save_path: str | os.PathLike[str] | None = None,
+    quiet: bool = False,
+) -> dict[str, Any]:
+    """Train REINFORCE on CartPole-v1 until the greedy policy reaches 475 or the budget ends.
+
+    Args:
+        seed: seeds paddle, numpy and the environments.
+        max_episodes: training-episode budget.
+        eval_every: evaluate (10 greedy episodes) after every this many training episodes.
+        lr: Adam learning rate.
+        hidden_size: width of the policy's hidden layer.
+        gamma: discount of the returns.
+        episodes_per_update: episodes whose steps form one gradient step.
+        logdir: where metrics go (TensorBoard + CSV); ``train_log/quickstart-seed<seed>`` if None.
+        save_path: checkpoint file; ``<logdir>/model.ckpt`` if None.
+        quiet: hide the progress bar and the log lines.
+
+    Returns:
+        ``episodes``, ``env_steps``, ``wall_s``, ``reached`` (eval mean >= 475),
+        ``final_eval_return`` and ``save_path``.
+    """
+    start = time.perf_counter()
+    parl.set_seed(seed)
+    logdir = Path(logdir if logdir is not None else f"train_log/quickstart-seed{seed}")
+    summary.set_logdir(logdir)
+    save_path = Path(save_path) if save_path is not None else logdir / "model.ckpt"
+
+    env = gym.make("CartPole-v1")
+    eval_env = gym.make("CartPole-v1")
+    env.reset(seed=seed)
+    eval_env.reset(seed=seed + 10_000)
+    obs_dim = env.observation_space.shape[0]
+    act_dim = int(env.action_space.n)
+
+    model = CartpoleModel(obs_dim, act_dim, hidden_size=hidden_size)
+    algorithm = parl.algorithms.get("PolicyGradient")(model, lr=lr)
+    agent = CartpoleAgent(algorithm, seed=seed)
+
+    env_steps, episode, eval_return, reached = 0, 0, 0.0, False
+    batch: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    bar = tqdm(total=max_episodes, disable=quiet, desc=f"REINFORCE seed {seed}", unit="ep")
+    while episode < max_episodes:
+        obs, actions, rewards = run_episode(env, agent)
+        episode += 1
+        env_steps += len(rewards)
+        summary.add_scalar("charts/episodic_return", float(rewards.sum()), env_steps)
+        batch.append((obs, actions, calc_discount_sum_rewards(rewards, gamma)))
+        if len(batch) == episodes_per_update:
+            returns = np.concatenate([item[2] for item in batch])
+            # Normalised returns act as a baseline and keep the step size steady.
+            returns = (returns - returns.mean()) / (returns.std() + 1e-8)
+            loss = agent.learn(
+                np.concatenate([item[0] for item in batch]),
+                np.concatenate([item[1] for item in batch]),
+                returns,
+            )
+            summary.add_scalar("losses/policy", loss, env_steps)
+            batch = []
+        bar.update(1)
+        if episode % eval_every == 0 or episode == max_episodes:
+            eval_return = evaluate(eval_env, agent)
+            summary.add_scalar("eval/episodic_return", eval_return, env_steps)
+            bar.set_postfix(eval=f"{eval_return:.1f}", steps=env_steps)
+            if eval_return >= TARGET_RETURN:
+                reached = True
+                break
+    bar.close()
+    wall_s = time.perf_counter() - start
+
+    agent.save(save_path)
+    restored = CartpoleAgent(
+        parl.algorithms.get("PolicyGradient")(CartpoleModel(obs_dim, act_dim, hidden_size))
+    )
+    restored.restore(save_path)
+    probe, _ = eval_env.reset()
+    if restored.predict(probe) != agent.predict(probe):
+        raise RuntimeError(f"the policy restored from {save_path} acts differently")
+    summary.close()
+    env.close()
+    eval_env.close()
+
+    if not quiet:
+        logger.info("checkpoint saved to %s and restored into a fresh agent", save_path)
+    print(
+        f"final evaluation: mean return {eval_return:.1f} over {EVAL_EPISODES} episodes "
+        f"(episode {episode}, {wall_s:.1f} s)"
+    )
+    return {
+        "episodes": episode,
+        "env_steps": env_steps,
+        "wall_s": wall_s,
+        "reached": reached,
+        "final_eval_return": eval_return,
+        "save_path": str(save_path),
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Parse the command line and train."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument(
+        "--max-episodes", type=int, default=1000, help="training episodes at most (default 1000)"
+    )
+    parser.add_argument(
+        "--eval-every", type=int, default=20, help="episodes between evaluations (default 20)"
+    )
+    parser.add_argument("--logdir", default=None, help="metrics and checkpoint directory")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar or log lines")
+    args = parser.parse_args(argv)
+    train(
+        seed=args.seed,
+        max_episodes=args.max_episodes,
+        eval_every=args.eval_every,
+        logdir=args.logdir,
+        quiet=args.quiet,
+    )
+
+
+if __name__ == "__main__":
+    main()

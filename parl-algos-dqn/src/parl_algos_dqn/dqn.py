@@ -1,0 +1,199 @@
+"""Deep Q-Network (DQN) and its hyperparameters."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import paddle
+import paddle.nn.functional as F
+from pydantic import Field, PositiveFloat
+
+import parl
+from parl.core.config import AlgorithmConfig
+
+__all__ = ["DQN", "DQNConfig"]
+
+
+class DQNConfig(AlgorithmConfig):
+    """Hyperparameters of :class:`DQN` (and :class:`~parl_algos_dqn.ddqn.DDQN`)."""
+
+    gamma: float = Field(0.99, gt=0.0, le=1.0)
+    """Discount factor of future rewards, in (0, 1]."""
+
+    lr: PositiveFloat = 1e-3
+    """Learning rate of the Adam optimizer of the Q-network."""
+
+    loss: Literal["mse", "huber"] = "mse"
+    """TD loss: "mse" (mean squared error, PARL's default) or "huber" (smooth L1, the paper's)."""
+
+    huber_delta: PositiveFloat = 1.0
+    """Where the Huber loss turns from quadratic to linear; used only with loss="huber"."""
+
+    max_grad_norm: PositiveFloat | None = None
+    """Clip the global gradient norm to this value before each step; None disables clipping."""
+
+
+class DQN(parl.Algorithm):
+    """Deep Q-Network, DQN (Mnih et al., Nature 2015).
+
+    Paper: "Human-level control through deep reinforcement learning".
+
+    Learns action values ``Q(s, a)`` by regressing on the one-step target
+    ``r + gamma * (1 - terminal) * max_a' Q_target(s', a')``, where ``Q_target`` is a copy of
+    the model that :meth:`sync_target` refreshes. The target is computed without gradients.
+
+    ``terminal`` must mark *terminated* transitions only (the MDP ended: ``terminated`` from
+    gymnasium). A transition cut by a time limit (``truncated``) is stored with
+    ``terminal=0`` so that its target still bootstraps from ``next_obs``.
+
+    Args:
+        model: a :class:`parl.Model` whose ``forward(obs)`` returns Q values ``[B, act_dim]``.
+        gamma: discount factor; overrides ``config``.
+        lr: learning rate; overrides ``config``.
+        config: a :class:`DQNConfig` or a mapping of its fields.
+        **options: further :class:`DQNConfig` fields, e.g. ``loss="huber"``.
+
+    Examples:
+        >>> from parl_algos_dqn import DQN, DuelingQNetwork
+        >>> alg = DQN(DuelingQNetwork(obs_dim=4, act_dim=2), gamma=0.99, lr=1e-3)
+        >>> alg.sync_target()
+    """
+
+    Config = DQNConfig
+    config: DQNConfig
+    model: parl.Model
+    target_model: parl.Model
+    required_model_methods = ("forward",)
+
+    def __init__(
+        self,
+        model: parl.Model,
+        gamma: float | None = None,
+        lr: float | None = None,
+        *,
+        config: DQNConfig | Mapping[str, Any] | None = None,
+        **options: Any,
+    ) -> None:
+        if model is None:
+            raise TypeError(
+                f"{type(self).__name__} needs a parl.Model that maps obs to Q values, got None"
+            )
+        super().__init__(model, config=config, gamma=gamma, lr=lr, **options)
+        self.target_model = copy.deepcopy(model)
+        clip = self.config.max_grad_norm
+        self.optimizer = paddle.optimizer.Adam(
+            learning_rate=self.config.lr,
+            parameters=self.model.parameters(),
+            grad_clip=paddle.nn.ClipGradByGlobalNorm(clip) if clip is not None else None,
+        )
+
+    def predict(self, obs: paddle.Tensor) -> paddle.Tensor:
+        """Return the Q values ``[B, act_dim]`` of a batch of observations, without gradients."""
+        with paddle.no_grad():
+            return self.model(obs)
+
+    def learn(
+        self,
+        obs: paddle.Tensor,
+        action: paddle.Tensor,
+        reward: paddle.Tensor,
+        next_obs: paddle.Tensor,
+        terminal: paddle.Tensor,
+    ) -> paddle.Tensor:
+        """Take one gradient step on a batch of transitions and return the TD loss.
+
+        Args:
+            obs: observations ``[B, *obs_shape]``.
+            action: integer actions ``[B]`` or ``[B, 1]``.
+            reward: rewards ``[B]`` or ``[B, 1]``.
+            next_obs: next observations, shaped like ``obs``.
+            terminal: 1 where the episode *terminated* at this transition, else 0 (also 0
+                for a time-limit truncation, so that the target bootstraps); ``[B]`` or
+                ``[B, 1]``, float or bool.
+
+        Returns:
+            The scalar loss as a tensor (call ``float()`` on it only when you log it, which
+            saves a host round trip per step).
+        """
+        action, reward, terminal = self._check_batch(obs, action, reward, next_obs, terminal)
+        with paddle.no_grad():
+            next_value = self._next_value(next_obs)
+            target = reward + (1.0 - terminal) * self.config.gamma * next_value
+        q_values = self._q_values(self.model, obs)
+        chosen = paddle.take_along_axis(q_values, action, axis=1).squeeze(1)
+        loss = self._td_loss(chosen, target)
+        self.optimizer.clear_grad()
+        loss.backward()
+        self.optimizer.step()
+        return loss
+
+    def sync_target(self, decay: float | None = None) -> None:
+        """Copy the model into the target model; with ``decay``, a soft (Polyak) update.
+
+        Args:
+            decay: the weight kept by the target, ``target = decay*target + (1-decay)*model``;
+                None or 0 makes a hard copy.
+        """
+        self.model.sync_weights_to(self.target_model, decay=0.0 if decay is None else decay)
+
+    def _next_value(self, next_obs: paddle.Tensor) -> paddle.Tensor:
+        """The bootstrap value ``max_a' Q_target(s', a')``, shape ``[B]``."""
+        return self._q_values(self.target_model, next_obs).max(axis=1)
+
+    def _td_loss(self, chosen: paddle.Tensor, target: paddle.Tensor) -> paddle.Tensor:
+        if self.config.loss == "huber":
+            return F.smooth_l1_loss(chosen, target, delta=self.config.huber_delta)
+        return F.mse_loss(chosen, target)
+
+    def _q_values(self, model: parl.Model, obs: paddle.Tensor) -> paddle.Tensor:
+        try:
+            q_values = model(obs)
+        except ValueError as exc:
+            raise ValueError(
+                f"{type(self).__name__}: the model could not take observations of shape "
+                f"{list(obs.shape)}; feed [batch, *obs_shape] with the obs_shape the model was "
+                f"built for ({exc})"
+            ) from exc
+        if q_values.ndim != 2 or q_values.shape[0] != obs.shape[0]:
+            raise ValueError(
+                f"{type(self).__name__} needs the model to return Q values [batch, act_dim], "
+                f"got shape {list(q_values.shape)} for a batch of {obs.shape[0]}"
+            )
+        return q_values
+
+    def _check_batch(
+        self,
+        obs: paddle.Tensor,
+        action: paddle.Tensor,
+        reward: paddle.Tensor,
+        next_obs: paddle.Tensor,
+        terminal: paddle.Tensor,
+    ) -> tuple[paddle.Tensor, paddle.Tensor, paddle.Tensor]:
+        """Validate shapes and dtypes; return action ``[B, 1]`` int64, reward/terminal ``[B]``."""
+        name = type(self).__name__
+        if obs.ndim < 2 or list(obs.shape) != list(next_obs.shape):
+            raise ValueError(
+                f"{name}.learn needs obs and next_obs of the same shape [batch, *obs_shape], "
+                f"got {list(obs.shape)} and {list(next_obs.shape)}"
+            )
+        batch = obs.shape[0]
+        for field, value in (("action", action), ("reward", reward), ("terminal", terminal)):
+            if list(value.shape) not in ([batch], [batch, 1]):
+                raise ValueError(
+                    f"{name}.learn: {field} has shape {list(value.shape)}, expected [{batch}] "
+                    f"or [{batch}, 1] (one entry per transition of the batch)"
+                )
+        if action.dtype not in (paddle.int64, paddle.int32):
+            raise TypeError(
+                f"{name}.learn: action must hold integer action indices, got dtype "
+                f"{action.dtype}; store discrete actions as int64"
+            )
+        if action.dtype != paddle.int64:
+            action = action.astype("int64")
+        if reward.dtype != paddle.float32:
+            reward = reward.astype("float32")
+        if terminal.dtype != paddle.float32:
+            terminal = terminal.astype("float32")
+        return action.reshape([batch, 1]), reward.reshape([batch]), terminal.reshape([batch])

@@ -1,0 +1,75 @@
+"""Input conversion and shape checks shared by the algorithms: clear errors, not broadcasts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import paddle
+
+
+def to_tensor(value: Any, dtype: str) -> paddle.Tensor:
+    """Return ``value`` as a tensor of ``dtype``, converting numpy arrays and lists."""
+    if isinstance(value, paddle.Tensor):
+        return value if value.dtype == getattr(paddle, dtype) else value.astype(dtype)
+    return paddle.to_tensor(np.asarray(value, dtype=dtype))
+
+
+def is_integer(value: Any) -> bool:
+    """Whether ``value`` (a tensor or array-like) holds integers."""
+    if isinstance(value, paddle.Tensor):
+        return value.dtype in (paddle.int32, paddle.int64, paddle.int16, paddle.int8, paddle.uint8)
+    return bool(np.issubdtype(np.asarray(value).dtype, np.integer))
+
+
+def as_batch_obs(obs: Any, where: str) -> paddle.Tensor:
+    """Return a float32 ``[B, ...]`` observation batch; a single 1-D observation is refused."""
+    tensor = to_tensor(obs, "float32")
+    if tensor.ndim < 2:
+        raise ValueError(
+            f"{where}: obs must be a batch shaped [B, obs_dim], got shape {list(tensor.shape)}; "
+            "add a batch axis, e.g. obs[None]"
+        )
+    return tensor
+
+
+def as_batch_vector(value: Any, batch: int, name: str, where: str) -> paddle.Tensor:
+    """Return a float32 ``[B]`` tensor from a ``[B]`` or ``[B, 1]`` input."""
+    tensor = to_tensor(value, "float32")
+    if tensor.ndim == 2 and tensor.shape[1] == 1:
+        tensor = tensor.squeeze(-1)
+    if tensor.ndim != 1 or tensor.shape[0] != batch:
+        raise ValueError(
+            f"{where}: {name} must have shape [{batch}] or [{batch}, 1] to match the {batch} "
+            f"observations, got {list(tensor.shape)}"
+        )
+    return tensor
+
+
+def as_batch_actions(action: Any, batch: int, where: str) -> paddle.Tensor:
+    """Return int64 ``[B]`` discrete actions from a ``[B]`` or ``[B, 1]`` integer input."""
+    if not is_integer(action):
+        raise TypeError(
+            f"{where}: discrete actions must be integers, got dtype "
+            f"{getattr(action, 'dtype', type(action).__name__)}; cast them, e.g. "
+            "action.astype('int64')"
+        )
+    tensor = to_tensor(action, "int64")
+    if tensor.ndim == 2 and tensor.shape[1] == 1:
+        tensor = tensor.squeeze(-1)
+    if tensor.ndim != 1 or tensor.shape[0] != batch:
+        raise ValueError(
+            f"{where}: discrete actions must have shape [{batch}] or [{batch}, 1] to match "
+            f"the {batch} observations, got {list(tensor.shape)}"
+        )
+    return tensor
+
+
+def check_action_range(action: paddle.Tensor, n_actions: int, where: str) -> None:
+    """Raise unless every discrete action lies in ``[0, n_actions)``."""
+    low, high = int(action.min()), int(action.max())
+    if low < 0 or high >= n_actions:
+        raise ValueError(
+            f"{where}: actions must lie in [0, {n_actions}) for a model with {n_actions} "
+            f"outputs, got values in [{low}, {high}]"
+        )

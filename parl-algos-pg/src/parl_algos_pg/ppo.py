@@ -1,0 +1,462 @@
+"""Proximal Policy Optimization (``PPO``, clipped surrogate) and its hyperparameters."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import paddle
+import paddle.nn.functional as F
+from pydantic import Field, NonNegativeFloat, PositiveFloat
+
+import parl
+from parl.core.config import AlgorithmConfig
+from parl_algos_pg._checks import (
+    as_batch_actions,
+    as_batch_obs,
+    as_batch_vector,
+    check_action_range,
+    is_integer,
+    to_tensor,
+)
+
+__all__ = ["PPO", "PPOConfig"]
+
+_HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
+_ADV_EPS = 1e-8
+
+
+class PPOConfig(AlgorithmConfig):
+    """Hyperparameters of :class:`PPO` (PARL's names and defaults)."""
+
+    clip_param: float = Field(0.1, gt=0.0, le=1.0)
+    """Clip range ε of the probability ratio (and of the value change when clipping it)."""
+
+    value_loss_coef: NonNegativeFloat = 0.5
+    """Weight of the value loss in the total loss."""
+
+    entropy_coef: NonNegativeFloat = 0.01
+    """Weight of the entropy bonus (subtracted from the loss)."""
+
+    initial_lr: PositiveFloat = 2.5e-4
+    """Learning rate of Adam until ``learn(..., lr=...)`` sets another."""
+
+    eps: PositiveFloat = 1e-5
+    """Adam's epsilon."""
+
+    max_grad_norm: PositiveFloat = 0.5
+    """Gradients are rescaled so that their global L2 norm is at most this."""
+
+    use_clipped_value_loss: bool = True
+    """Clip the value prediction to ``old_value ± clip_param`` in the value loss, as PPO2."""
+
+    norm_adv: bool = True
+    """Normalise advantages to zero mean and unit variance within each minibatch."""
+
+    continuous_action: bool = False
+    """Gaussian policy over a Box action space instead of a categorical one."""
+
+
+class PPO(parl.Algorithm):
+    """Proximal Policy Optimization with a clipped surrogate objective (Schulman et al., 2017).
+
+    "Proximal Policy Optimization Algorithms", arXiv:1707.06347. One :meth:`learn` call is one
+    gradient step on a minibatch::
+
+        ratio  = exp(log π(a|s) - old_log_prob)
+        L_clip = -mean(min(ratio · A, clip(ratio, 1 - ε, 1 + ε) · A))
+        L_v    = 0.5 · mean(max((V - R)², (old_V + clip(V - old_V, -ε, ε) - R)²))
+        loss   = value_loss_coef · L_v + L_clip - entropy_coef · H
+
+    where ``A`` is normalised per minibatch when ``norm_adv`` (PARL's rules). Unlike PARL,
+    which clipped each gradient tensor separately (``ClipGradByNorm``), gradients are clipped
+    by their **global** norm (``ClipGradByGlobalNorm``), as the PPO paper's code and CleanRL.
+
+    Model contract (checked at construction):
+
+    * ``value(obs)`` → state values ``[B]`` or ``[B, 1]``;
+    * ``policy(obs)`` → logits ``[B, n_actions]`` when ``continuous_action=False``;
+      ``(mean, std)``, each ``[B, act_dim]``, when ``continuous_action=True`` (PARL returns the
+      standard deviation, not its log; a state-independent ``log_std`` parameter with
+      ``std = exp(log_std)`` is the usual choice).
+
+    Discrete log-probabilities use ``log_softmax``; Gaussian log-probabilities and entropies
+    are written out and summed over action dimensions. Advantages and returns (e.g. GAE from
+    ``parl.utils.compute_gae``) are computed by the caller.
+
+    Args:
+        model: the actor-critic model.
+        clip_param, value_loss_coef, entropy_coef, initial_lr, eps, max_grad_norm,
+            use_clipped_value_loss, norm_adv, continuous_action: see :class:`PPOConfig`;
+            ``None`` keeps the config's value.
+        config: a :class:`PPOConfig` or a mapping of its fields.
+        **options: further config fields (an unknown name is a ``ValidationError``).
+
+    Examples:
+        >>> PPO = parl.algorithms.get("PPO")  # doctest: +SKIP
+        >>> alg = PPO(model, clip_param=0.2, initial_lr=2.5e-4)  # doctest: +SKIP
+    """
+
+    Config = PPOConfig
+    required_model_methods = ("policy", "value")
+    config: PPOConfig
+
+    def __init__(
+        self,
+        model: parl.Model,
+        clip_param: float | None = None,
+        value_loss_coef: float | None = None,
+        entropy_coef: float | None = None,
+        initial_lr: float | None = None,
+        eps: float | None = None,
+        max_grad_norm: float | None = None,
+        use_clipped_value_loss: bool | None = None,
+        norm_adv: bool | None = None,
+        continuous_action: bool | None = None,
+        *,
+        config: PPOConfig | Mapping[str, Any] | None = None,
+        **options: Any,
+    ) -> None:
+        if model is None:
+            raise TypeError("PPO needs a model with policy() and value(): PPO(model, ...)")
+        super().__init__(
+            model,
+            config=config,
+            clip_param=clip_param,
+            value_loss_coef=value_loss_coef,
+            entropy_coef=entropy_coef,
+            initial_lr=initial_lr,
+            eps=eps,
+            max_grad_norm=max_grad_norm,
+            use_clipped_value_loss=use_clipped_value_loss,
+            norm_adv=norm_adv,
+            continuous_action=continuous_action,
+            **options,
+        )
+        self.optimizer = paddle.optimizer.Adam(
+            learning_rate=self.config.initial_lr,
+            epsilon=self.config.eps,
+            parameters=self.model.parameters(),
+            grad_clip=paddle.nn.ClipGradByGlobalNorm(self.config.max_grad_norm),
+        )
+
+    # -- distribution helpers -------------------------------------------------------------
+
+    def _policy(self, obs: paddle.Tensor, where: str) -> Any:
+        out = self.model.policy(obs)
+        batch = obs.shape[0]
+        if self.config.continuous_action:
+            if not (isinstance(out, (tuple, list)) and len(out) == 2):
+                raise TypeError(
+                    f"{where}: with continuous_action=True, model.policy must return "
+                    f"(mean, std), got {type(out).__name__}; return logits only with "
+                    "continuous_action=False"
+                )
+            mean, std = out
+            if mean.ndim != 2 or mean.shape[0] != batch or list(std.shape) != list(mean.shape):
+                raise ValueError(
+                    f"{where}: model.policy returned mean {list(mean.shape)} and std "
+                    f"{list(std.shape)}; both must be [{batch}, act_dim]"
+                )
+            return mean, std
+        if isinstance(out, (tuple, list)):
+            raise TypeError(
+                f"{where}: with continuous_action=False, model.policy must return logits, got a "
+                f"{type(out).__name__} of {len(out)}; pass continuous_action=True for a "
+                "Gaussian policy returning (mean, std)"
+            )
+        if out.ndim != 2 or out.shape[0] != batch:
+            raise ValueError(
+                f"{where}: model.policy returned logits {list(out.shape)}, expected "
+                f"[{batch}, n_actions]"
+            )
+        return out
+
+    def _value(self, obs: paddle.Tensor, where: str) -> paddle.Tensor:
+        value = self.model.value(obs)
+        if value.ndim == 2 and value.shape[1] == 1:
+            value = value.squeeze(-1)
+        if value.ndim != 1 or value.shape[0] != obs.shape[0]:
+            raise ValueError(
+                f"{where}: model.value returned {list(value.shape)}, expected [{obs.shape[0]}] "
+                f"or [{obs.shape[0]}, 1]"
+            )
+        return value
+
+    @staticmethod
+    def _gaussian_logp_entropy(
+        mean: paddle.Tensor, std: paddle.Tensor, action: paddle.Tensor
+    ) -> tuple[paddle.Tensor, paddle.Tensor]:
+        log_std = paddle.log(std)
+        z = (action - mean) / std
+        logp = (-0.5 * z * z - log_std - _HALF_LOG_2PI).sum(-1)
+        entropy = (0.5 + _HALF_LOG_2PI + log_std).sum(-1)
+        return logp, entropy
+
+    @staticmethod
+    def _categorical_logp_entropy(
+        logits: paddle.Tensor, action: paddle.Tensor
+    ) -> tuple[paddle.Tensor, paddle.Tensor]:
+        log_probs = F.log_softmax(logits, axis=-1)
+        logp = paddle.take_along_axis(log_probs, action.unsqueeze(-1), axis=1).squeeze(-1)
+        entropy = -(log_probs.exp() * log_probs).sum(-1)
+        return logp, entropy
+
+    def _as_actions(self, action: Any, batch: int, where: str) -> paddle.Tensor:
+        if self.config.continuous_action:
+            if is_integer(action):
+                raise TypeError(
+                    f"{where}: got integer (discrete) actions, but this PPO has "
+                    "continuous_action=True and needs float actions [B, act_dim]; build it with "
+                    "continuous_action=False for a Discrete action space"
+                )
+            tensor = to_tensor(action, "float32")
+            if tensor.ndim == 1:
+                tensor = tensor.unsqueeze(-1)
+            if tensor.ndim != 2 or tensor.shape[0] != batch:
+                raise ValueError(
+                    f"{where}: continuous actions must have shape [{batch}, act_dim], got "
+                    f"{list(tensor.shape)}"
+                )
+            return tensor
+        if not is_integer(action):
+            raise TypeError(
+                f"{where}: got float actions, but this PPO has continuous_action=False and "
+                "needs integer action indices [B]; build it with continuous_action=True for a "
+                "Box action space, or cast discrete actions with .astype('int64')"
+            )
+        return as_batch_actions(action, batch, where)
+
+    def _logp_entropy(
+        self, obs: paddle.Tensor, action: paddle.Tensor, where: str
+    ) -> tuple[paddle.Tensor, paddle.Tensor]:
+        dist = self._policy(obs, where)
+        if self.config.continuous_action:
+            mean, std = dist
+            return self._gaussian_logp_entropy(mean, std, action)
+        return self._categorical_logp_entropy(dist, action)
+
+    # -- acting ---------------------------------------------------------------------------
+
+    def sample(
+        self, obs: paddle.Tensor
+    ) -> tuple[paddle.Tensor, paddle.Tensor, paddle.Tensor, paddle.Tensor]:
+        """Draw exploratory actions for a batch of observations (no gradients).
+
+        Returns:
+            ``(value, action, action_log_probs, action_entropy)``: values ``[B]``; actions
+            ``[B]`` int64 (discrete) or ``[B, act_dim]`` float32 (continuous); their
+            log-probabilities ``[B]``; the policy entropies ``[B]``.
+        """
+        where = "PPO.sample"
+        obs = as_batch_obs(obs, where)
+        with paddle.no_grad():
+            value = self._value(obs, where)
+            dist = self._policy(obs, where)
+            if self.config.continuous_action:
+                mean, std = dist
+                action = mean + std * paddle.randn(mean.shape, dtype=mean.dtype)
+                logp, entropy = self._gaussian_logp_entropy(mean, std, action)
+            else:
+                action = paddle.multinomial(F.softmax(dist, axis=-1), num_samples=1).squeeze(-1)
+                logp, entropy = self._categorical_logp_entropy(dist, action)
+        return value, action, logp, entropy
+
+    def predict(self, obs: paddle.Tensor) -> paddle.Tensor:
+        """Return greedy actions: the argmax ``[B]`` (discrete) or the mean ``[B, act_dim]``."""
+        where = "PPO.predict"
+        obs = as_batch_obs(obs, where)
+        with paddle.no_grad():
+            dist = self._policy(obs, where)
+        if self.config.continuous_action:
+            return dist[0]
+        return dist.argmax(axis=-1)
+
+    def value(self, obs: paddle.Tensor) -> paddle.Tensor:
+        """Return the state values ``[B]`` of a batch of observations (no gradients)."""
+        where = "PPO.value"
+        obs = as_batch_obs(obs, where)
+        with paddle.no_grad():
+            return self._value(obs, where)
+
+    # -- learning -------------------------------------------------------------------------
+
+    def _step(
+        self,
+        obs: paddle.Tensor,
+        action: paddle.Tensor,
+        old_value: paddle.Tensor,
+        returns: paddle.Tensor,
+        old_logp: paddle.Tensor,
+        adv: paddle.Tensor,
+        where: str,
+    ) -> paddle.Tensor:
+        """One gradient step on prepared tensors; returns ``[value_loss, action_loss, entropy]``."""
+        cfg = self.config
+        value = self._value(obs, where)
+        logp, entropy = self._logp_entropy(obs, action, where)
+        if cfg.norm_adv and adv.shape[0] > 1:
+            # Unbiased std written out: paddle.std promotes dtypes internally and warns.
+            centered = adv - adv.mean()
+            std = (centered.square().sum() / (adv.shape[0] - 1)).sqrt()
+            adv = centered / (std + _ADV_EPS)
+        ratio = paddle.exp(logp - old_logp)
+        surr1 = ratio * adv
+        surr2 = paddle.clip(ratio, 1.0 - cfg.clip_param, 1.0 + cfg.clip_param) * adv
+        action_loss = -paddle.minimum(surr1, surr2).mean()
+        if cfg.use_clipped_value_loss:
+            value_clipped = old_value + paddle.clip(
+                value - old_value, -cfg.clip_param, cfg.clip_param
+            )
+            value_loss = (
+                0.5
+                * paddle.maximum(
+                    (value - returns).square(), (value_clipped - returns).square()
+                ).mean()
+            )
+        else:
+            value_loss = 0.5 * (value - returns).square().mean()
+        entropy_loss = entropy.mean()
+        loss = cfg.value_loss_coef * value_loss + action_loss - cfg.entropy_coef * entropy_loss
+        self.optimizer.clear_grad()
+        loss.backward()
+        self.optimizer.step()
+        return paddle.stack([value_loss, action_loss, entropy_loss]).detach()
+
+    def _check_actions(self, obs: paddle.Tensor, action: paddle.Tensor, where: str) -> None:
+        """Check actions against the model's output size (one tiny forward, one host read)."""
+        with paddle.no_grad():
+            dist = self._policy(obs[:1], where)
+        if self.config.continuous_action:
+            if action.shape[1] != dist[0].shape[1]:
+                raise ValueError(
+                    f"{where}: actions have {action.shape[1]} dimensions but model.policy "
+                    f"returns a {dist[0].shape[1]}-dimensional mean"
+                )
+        else:
+            check_action_range(action, dist.shape[1], where)
+
+    def _prepare(
+        self,
+        batch_obs: Any,
+        batch_action: Any,
+        batch_value: Any,
+        batch_return: Any,
+        batch_logprob: Any,
+        batch_adv: Any,
+        where: str,
+    ) -> tuple[paddle.Tensor, ...]:
+        obs = as_batch_obs(batch_obs, where)
+        batch = obs.shape[0]
+        action = self._as_actions(batch_action, batch, where)
+        self._check_actions(obs, action, where)
+        return (
+            obs,
+            action,
+            as_batch_vector(batch_value, batch, "batch_value", where),
+            as_batch_vector(batch_return, batch, "batch_return", where),
+            as_batch_vector(batch_logprob, batch, "batch_logprob", where),
+            as_batch_vector(batch_adv, batch, "batch_adv", where),
+        )
+
+    def _set_lr(self, lr: float | None) -> None:
+        if lr is None:
+            return
+        if not (isinstance(lr, (int, float)) and lr > 0):
+            raise ValueError(f"lr must be a positive number, got {lr!r}")
+        self.optimizer.set_lr(float(lr))
+
+    def learn(
+        self,
+        batch_obs: paddle.Tensor,
+        batch_action: paddle.Tensor,
+        batch_value: paddle.Tensor,
+        batch_return: paddle.Tensor,
+        batch_logprob: paddle.Tensor,
+        batch_adv: paddle.Tensor,
+        lr: float | None = None,
+    ) -> tuple[float, float, float]:
+        """Take one gradient step on a minibatch (PARL's signature).
+
+        Args:
+            batch_obs: observations ``[B, ...]``.
+            batch_action: the actions taken: ints ``[B]`` or float ``[B, act_dim]``.
+            batch_value: the values predicted when acting ``[B]``.
+            batch_return: value targets ``[B]`` (advantages + values).
+            batch_logprob: log-probabilities of the actions when acting ``[B]``.
+            batch_adv: advantages ``[B]``.
+            lr: a new learning rate, kept for later steps; ``None`` keeps the current one.
+
+        Returns:
+            ``(value_loss, action_loss, entropy_loss)`` as floats (entropy is the mean policy
+            entropy, a bonus).
+
+        Raises:
+            ValueError: a shape disagrees with the batch or the model's outputs.
+            TypeError: discrete actions given to a continuous PPO, or the reverse.
+        """
+        where = "PPO.learn"
+        self._set_lr(lr)
+        tensors = self._prepare(
+            batch_obs, batch_action, batch_value, batch_return, batch_logprob, batch_adv, where
+        )
+        value_loss, action_loss, entropy_loss = self._step(*tensors, where).numpy().tolist()
+        return value_loss, action_loss, entropy_loss
+
+    def learn_epochs(
+        self,
+        batch_obs: paddle.Tensor,
+        batch_action: paddle.Tensor,
+        batch_value: paddle.Tensor,
+        batch_return: paddle.Tensor,
+        batch_logprob: paddle.Tensor,
+        batch_adv: paddle.Tensor,
+        epochs: int,
+        num_minibatches: int,
+        lr: float | None = None,
+        rng: np.random.Generator | None = None,
+    ) -> tuple[float, float, float]:
+        """Run ``epochs`` passes over a rollout, each shuffled into ``num_minibatches`` steps.
+
+        The inputs are the whole rollout, flattened to ``[B, ...]`` and laid out as for
+        :meth:`learn`; they are converted and checked once, and the losses are read back once,
+        which saves paddle's per-call overhead compared with calling :meth:`learn` in a loop.
+
+        Args:
+            epochs: passes over the rollout.
+            num_minibatches: minibatches per pass; ``B`` must be divisible by it.
+            lr: learning rate for these steps (kept afterwards); ``None`` keeps the current one.
+            rng: the generator that shuffles; a fresh unseeded one if ``None``.
+
+        Returns:
+            The mean ``(value_loss, action_loss, entropy_loss)`` over all steps.
+        """
+        where = "PPO.learn_epochs"
+        if epochs < 1 or num_minibatches < 1:
+            raise ValueError(
+                f"{where}: epochs and num_minibatches must be >= 1, got {epochs} and "
+                f"{num_minibatches}"
+            )
+        self._set_lr(lr)
+        tensors = self._prepare(
+            batch_obs, batch_action, batch_value, batch_return, batch_logprob, batch_adv, where
+        )
+        batch = tensors[0].shape[0]
+        if batch % num_minibatches:
+            raise ValueError(
+                f"{where}: the rollout has {batch} samples, which does not split into "
+                f"{num_minibatches} equal minibatches; pick num_minibatches dividing {batch}"
+            )
+        size = batch // num_minibatches
+        rng = rng if rng is not None else np.random.default_rng()
+        losses = []
+        for _ in range(epochs):
+            order = paddle.to_tensor(rng.permutation(batch))
+            for start in range(0, batch, size):
+                index = order[start : start + size]
+                minibatch = [paddle.gather(t, index) for t in tensors]
+                losses.append(self._step(*minibatch, where))
+        value_loss, action_loss, entropy_loss = paddle.stack(losses).mean(0).numpy().tolist()
+        return value_loss, action_loss, entropy_loss

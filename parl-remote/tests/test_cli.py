@@ -1,0 +1,105 @@
+"""The xparl CLI on real detached clusters: start, connect, status, logs, scoped stop."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import psutil
+
+import parl
+import parl.remote
+from parl.remote.cluster import recorded_clusters
+
+from .conftest import wait_for
+
+
+def xparl(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(
+        [sys.executable, "-m", "parl.remote.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ),
+    )
+    if check:
+        assert result.returncode == 0, result.stdout + result.stderr
+    return result
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def cluster_pids(port: int) -> list[int]:
+    for cluster in recorded_clusters():
+        if cluster.port == port:
+            pids = []
+            for record in cluster.processes():
+                proc = psutil.Process(record["pid"])
+                pids += [proc.pid, *(c.pid for c in proc.children(recursive=True))]
+            return pids
+    raise AssertionError(f"no recorded cluster on port {port}")
+
+
+def gone(pids: list[int]) -> bool:
+    return not any(psutil.pid_exists(p) and psutil.Process(p).status() != "zombie" for p in pids)
+
+
+@parl.remote_class
+class Talker:
+    def say(self, text: str) -> str:
+        print(text)
+        return text
+
+
+def test_start_status_logs_and_scoped_stop() -> None:
+    first, second = free_port(), free_port()
+    out = xparl("start", "--port", str(first), "--cpu_num", "1").stdout
+    assert f"127.0.0.1:{first}" in out
+    xparl("start", "--port", str(second), "--cpu_num", "1")
+    first_pids, second_pids = cluster_pids(first), cluster_pids(second)
+    try:
+        again = xparl("start", "--port", str(first), "--cpu_num", "1", check=False)
+        assert again.returncode != 0 and "already runs" in again.stderr + again.stdout
+        added = xparl("connect", "--address", f"127.0.0.1:{second}", "--cpu_num", "1").stdout
+        assert "added 1 CPUs" in added
+        status = json.loads(xparl("status", "--address", f"127.0.0.1:{second}", "--json").stdout)
+        assert status["cpus_total"] == 2 and len(status["workers"]) == 2
+        text = xparl("status").stdout
+        assert f"Cluster 127.0.0.1:{first}" in text and f"Cluster 127.0.0.1:{second}" in text
+        assert "vacant CPUs" in text
+
+        parl.remote.connect(f"127.0.0.1:{second}")
+        talker = Talker()
+        assert talker.say("hello from the actor log") == "hello from the actor log"
+        job_id = parl.remote.actor_id(talker)
+        logs = xparl("logs", job_id).stdout
+        assert "hello from the actor log" in logs
+        assert job_id in xparl("logs").stdout
+        del talker
+        parl.remote.disconnect()
+
+        stopped = xparl("stop", "--port", str(first)).stdout
+        assert f"127.0.0.1:{first}" in stopped
+        wait_for(lambda: gone(first_pids), 10, "the first cluster to stop")
+        assert not gone(second_pids)
+        assert "0 used CPUs" in xparl("status", "--address", f"127.0.0.1:{second}").stdout
+    finally:
+        parl.remote.disconnect()
+        xparl("stop")
+    wait_for(lambda: gone(first_pids + second_pids), 10, "every cluster to stop")
+    assert "nothing to stop" in xparl("stop").stdout
+
+
+def test_cli_errors_are_clear() -> None:
+    port = free_port()
+    result = xparl("connect", "--address", f"127.0.0.1:{port}", "--cpu_num", "1", check=False)
+    assert result.returncode != 0 and "no xparl master" in result.stderr
+    result = xparl("start", "--port", str(port), "--gpu", "a,b", check=False)
+    assert result.returncode != 0 and "GPU ids" in result.stderr

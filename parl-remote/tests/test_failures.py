@@ -1,0 +1,186 @@
+"""Failures on real clusters: dead actors, workers and masters, bad input, version mismatch."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+import zmq
+
+import parl
+import parl.remote
+from parl.remote import ActorDiedError, MasterLostError, VersionMismatchError
+from parl.remote.cluster import query
+
+from .conftest import wait_for
+
+
+@parl.remote_class
+class Sleeper:
+    """An actor whose calls can be made to block."""
+
+    def ping(self) -> str:
+        return "pong"
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def block(self, marker: str, seconds: float) -> None:
+        Path(marker).write_text("started")
+        time.sleep(seconds)
+
+
+def _call_in_thread(fn, *args):  # type: ignore[no-untyped-def]
+    outcome: dict[str, object] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = fn(*args)
+        except BaseException as exc:
+            outcome["error"] = exc
+            outcome["at"] = time.monotonic()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, outcome
+
+
+def test_killed_actor_fails_fast_and_frees_its_cpu(start_cluster, tmp_path: Path) -> None:
+    cluster = start_cluster(2)
+    parl.remote.connect(cluster.address)
+    actor = Sleeper()
+    marker = tmp_path / "started"
+    thread, outcome = _call_in_thread(actor.block, str(marker), 60)
+    wait_for(marker.exists, 10, "the call to start")
+    killed_at = time.monotonic()
+    os.kill(actor._xparl_channel.pid, signal.SIGKILL)
+    thread.join(timeout=5)
+    assert isinstance(outcome.get("error"), ActorDiedError), outcome
+    assert outcome["at"] - killed_at < 1.0
+    assert "died" in str(outcome["error"])
+    with pytest.raises(ActorDiedError):
+        actor.ping()
+    wait_for(lambda: query(cluster.address, b"status")["cpus_used"] == 0, 2, "the CPU back")
+    assert Sleeper().ping() == "pong"
+
+
+def test_killed_worker_fails_its_actors_and_is_dropped(start_cluster) -> None:
+    cluster = start_cluster(1)
+    cluster.add_worker(1)
+    parl.remote.connect(cluster.address)
+    first, second = Sleeper(), Sleeper()
+    status = query(cluster.address, b"status")
+    assert len(status["workers"]) == 2 and status["cpus_vacant"] == 0
+    victim = next(w for w in status["workers"] if w["worker_id"] == first._xparl_channel.job_id[:8])
+    survivor_id = next(w["worker_id"] for w in status["workers"] if w is not victim)
+    killed_at = time.monotonic()
+    os.kill(victim["pid"], signal.SIGKILL)
+    with pytest.raises(ActorDiedError):
+        wait_for(lambda: first.ping() and False, 5, "the actor to fail")
+    assert time.monotonic() - killed_at < 5
+    assert second.ping() == "pong"
+    wait_for(lambda: len(query(cluster.address, b"status")["workers"]) == 1, 5, "the drop")
+    del second
+    third = Sleeper()
+    assert third._xparl_channel.job_id.startswith(survivor_id)
+
+
+def test_killed_master_is_noticed_by_clients_and_workers(start_cluster) -> None:
+    cluster = start_cluster(1)
+    parl.remote.connect(cluster.address)
+    actor = Sleeper()
+    worker = psutil.Process(cluster.workers[0]["pid"])
+    os.kill(cluster.master["pid"], signal.SIGKILL)
+    client = parl.remote.get_client()
+    wait_for(lambda: client.master_lost, 10, "the client to notice")
+    with pytest.raises(MasterLostError, match="stopped answering"):
+        Sleeper()
+    wait_for(lambda: not worker.is_running() or worker.status() == "zombie", 10, "worker exit")
+    with pytest.raises(ActorDiedError):
+        wait_for(lambda: actor.ping() and False, 5, "the actor to die with its worker")
+
+
+def test_connect_to_nothing_fails_fast() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    start = time.monotonic()
+    with pytest.raises(parl.remote.ConnectError, match=f"127.0.0.1:{port}"):
+        parl.remote.connect(f"127.0.0.1:{port}")
+    assert time.monotonic() - start < 5
+
+
+def test_garbage_does_not_crash_the_master(start_cluster) -> None:
+    cluster = start_cluster(1)
+    host, port = cluster.address.split(":")
+    rng = __import__("random").Random(0)
+    for _ in range(5):
+        with socket.create_connection((host, int(port)), timeout=2) as raw:
+            raw.sendall(bytes(rng.randrange(256) for _ in range(4096)))
+    context = zmq.Context.instance()
+    sock = context.socket(zmq.DEALER)
+    sock.linger = 0
+    sock.connect(f"tcp://{cluster.address}")
+    for frames in (
+        [b"no-such-tag", b"{}"],
+        [b"status"],
+        [b"request_actor", b"not json"],
+        [b"request_actor", b"[1, 2]"],
+        [b"register_worker", b'{"version": 1}'],
+        [b"hello", b"{}"],
+        [b"job_ready", b'{"worker_id": "nope"}'],
+        [b"x"],
+        [b"\xff" * 3, b"\x00" * 10, b"", b"extra"],
+    ):
+        sock.send_multipart(frames)
+    wait_for(lambda: query(cluster.address, b"status")["bad_messages"] >= 6, 5, "the master")
+    sock.close()
+    parl.remote.connect(cluster.address)
+    assert Sleeper().ping() == "pong"
+
+
+def test_version_mismatch_is_a_clear_error(start_cluster, monkeypatch) -> None:
+    cluster = start_cluster(1)
+    monkeypatch.setattr("parl.remote.protocol.remote_version", lambda: "0.0.1-other")
+    with pytest.raises(VersionMismatchError, match="0.0.1-other"):
+        parl.remote.connect(cluster.address)
+    monkeypatch.undo()
+    parl.remote.connect(cluster.address)
+    assert Sleeper().ping() == "pong"
+
+
+def test_killed_client_frees_its_cpus(start_cluster, tmp_path: Path) -> None:
+    cluster = start_cluster(2)
+    script = tmp_path / "client.py"
+    script.write_text(
+        textwrap.dedent(f"""
+        import sys, time, parl
+        @parl.remote_class
+        class A:
+            def f(self):
+                return 1
+        parl.connect({cluster.address!r})
+        actors = [A(), A()]
+        print("ready", flush=True)
+        time.sleep(60)
+    """)
+    )
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        assert query(cluster.address, b"status")["cpus_used"] == 2
+        proc.kill()
+        proc.wait(5)
+        wait_for(lambda: query(cluster.address, b"status")["cpus_used"] == 0, 5, "the CPUs")
+    finally:
+        proc.kill()
+        proc.wait(5)
