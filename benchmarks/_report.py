@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import platform
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -41,6 +43,24 @@ def header(title: str) -> str:
     """Return the markdown header every results file starts with."""
     command = "python " + " ".join([os.path.relpath(sys.argv[0], ROOT), *sys.argv[1:]])
     return (
-        f"# {title}\n\n"
-        f"- command: `{command}`\n- commit: `{commit()}`\n- machine: {machine()}\n\n"
+        f"# {title}\n\n- command: `{command}`\n- commit: `{commit()}`\n- machine: {machine()}\n\n"
     )
+
+
+def load_example(name: str) -> ModuleType:
+    """Import ``examples/<name>/train.py`` as a module, with its folder on ``sys.path``.
+
+    Examples are scripts, not an installed package; benchmarks call their ``train`` function so
+    that one training loop serves both.
+    """
+    folder = ROOT / "examples" / name
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
+    spec = importlib.util.spec_from_file_location(
+        f"examples_{name.lower()}_train", folder / "train.py"
+    )
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load the {name} example from {folder}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from _report import header  # noqa: E402
+from _report import header
 
 IMPORT_PROBE = (
     "import sys, time; t = time.perf_counter(); import parl; "

@@ -11,19 +11,16 @@ several seeds and algorithms and write ``results.md``::
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import os
-import platform
-import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
-ALGO = "DQN"
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
+sys.path.insert(0, str(HERE.parent))
+from _report import commit, load_example, machine  # noqa: E402
+
+ALGO = "DQN"
 
 # RL Baselines3 Zoo's CartPole-v1 DQN settings (net 256-256, lr 2.3e-3, batch 64,
 # learning_starts 1000, 128 gradient steps every 256 env steps, epsilon 1 -> 0.04 over 16 %,
@@ -55,17 +52,6 @@ CONFIGS: dict[str, dict[str, Any]] = {
 }
 
 
-def load_example() -> ModuleType:
-    """Import ``examples/DQN/train.py`` (examples are scripts, not an installed package)."""
-    path = ROOT / "examples" / "DQN" / "train.py"
-    spec = importlib.util.spec_from_file_location("examples_dqn_train", path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load the DQN example from {path}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def run(env_id: str, seed: int, algo: str = ALGO) -> dict[str, Any]:
     """Train ``algo`` on ``env_id`` with ``seed`` and return the example's figures.
 
@@ -78,7 +64,7 @@ def run(env_id: str, seed: int, algo: str = ALGO) -> dict[str, Any]:
     if env_id not in CONFIGS:
         raise KeyError(f"no {algo} benchmark config for {env_id!r}; known: {sorted(CONFIGS)}")
     config = CONFIGS[env_id]
-    result = load_example().train(
+    result = load_example("DQN").train(
         env_id=env_id,
         algo=algo,
         seed=seed,
@@ -91,27 +77,6 @@ def run(env_id: str, seed: int, algo: str = ALGO) -> dict[str, Any]:
     return result
 
 
-def _machine() -> str:
-    cpu = platform.processor() or "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{os.cpu_count()} cores (nproc {len(os.sched_getaffinity(0))}), {cpu}, CPU only"
-
-
-def _commit() -> str:
-    try:
-        return subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def _steps(value: int | None) -> str:
     return "not reached" if value is None else str(value)
 
@@ -122,8 +87,8 @@ def write_results(results: Sequence[dict[str, Any]], command: str, path: Path) -
         "# DQN / DDQN benchmark",
         "",
         f"- command: `{command}`",
-        f"- commit: `{_commit()}` (plus the uncommitted working tree at the time of the run)",
-        f"- machine: {_machine()}, shared with other jobs",
+        f"- commit: `{commit()}`",
+        f"- machine: {machine()}",
         "- eval: mean greedy return over 10 episodes (10 parallel envs), every 2,500 env steps",
         "  and after the last; `final` is the last evaluation, `best` the highest (with the env",
         "  steps of its first occurrence; the example keeps that checkpoint as best_model.ckpt),",
