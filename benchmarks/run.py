@@ -44,11 +44,16 @@ def load(algo: str) -> ModuleType:
 
 def row(seed: int, result: dict[str, Any]) -> str:
     reached = result.get("steps_to_target")
-    return (
-        f"| {seed} | {result['env_steps']} | {result['wall_s']:.1f} | {result['sps']:.0f} "
-        f"| {result['final_eval_return']:.1f} | {reached if reached is not None else 'not reached'} "
-        f"| {'yes' if result.get('passed') else 'no'} |"
-    )
+    cells = [
+        seed,
+        result["env_steps"],
+        f"{result['wall_s']:.1f}",
+        f"{result['sps']:.0f}",
+        f"{result['final_eval_return']:.1f}",
+        "not reached" if reached is None else reached,
+        "yes" if result.get("passed") else "no",
+    ]
+    return "| " + " | ".join(str(c) for c in cells) + " |"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -61,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.env not in module.CONFIGS:
         raise SystemExit(f"no {args.algo} config for {args.env!r}; have {sorted(module.CONFIGS)}")
     lines = [
-        "| seed | env steps | wall s | env steps/s | final eval return | steps to target | passed |",
+        "| seed | env steps | wall s | env steps/s | final eval | steps to target | passed |",
         "|---|---|---|---|---|---|---|",
     ]
     results = []
