@@ -424,6 +424,10 @@ class ActorChannel:
         self.dead = self.dead or f"{self.describe()} was released"
         self.client.channels.discard(self)
         self.client.release_later(self.job_id)
+        # Stop the monitor before closing its socket: closing a live monitor's PAIR end can
+        # wedge the context's I/O thread, which carries this client's heartbeats too.
+        with contextlib.suppress(zmq.ZMQError):
+            self.socket.disable_monitor()
         self.monitor.close(linger=0)
         self.socket.close(linger=100)
 
