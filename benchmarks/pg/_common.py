@@ -44,7 +44,7 @@ def commit() -> str:
 
 
 def machine() -> str:
-    """CPU model, core count, OS and the versions of python, paddle and gymnasium."""
+    """CPU model, core count, thread setting, OS, and the versions of python, paddle, gymnasium."""
     cpu = platform.processor() or platform.machine()
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -56,9 +56,10 @@ def machine() -> str:
     import gymnasium
     import paddle
 
+    threads = os.environ.get("OMP_NUM_THREADS", "unset")
     return (
-        f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}, "
-        f"Python {platform.python_version()}, paddle {paddle.__version__}, "
+        f"{cpu}, {os.cpu_count()} cores (OMP_NUM_THREADS={threads}), {platform.system()} "
+        f"{platform.release()}, Python {platform.python_version()}, paddle {paddle.__version__}, "
         f"gymnasium {gymnasium.__version__}"
     )
 

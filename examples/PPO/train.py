@@ -33,7 +33,14 @@ EVAL_EPISODES = 10
 
 @dataclass(frozen=True)
 class PPOSettings:
-    """Hyperparameters of a PPO run (CleanRL's names)."""
+    """Hyperparameters of a PPO run (CleanRL's names).
+
+    ``num_steps`` is the rollout length per environment, so one update sees
+    ``num_envs * num_steps`` samples; ``clip_value_loss`` is PPO's ``use_clipped_value_loss``;
+    ``normalize_obs`` / ``normalize_reward`` add gymnasium's running normalisation wrappers;
+    evaluation runs every ``eval_every`` env steps, and ``target`` is the evaluation return
+    whose first crossing is reported.
+    """
 
     total_steps: int = 50_000
     num_envs: int = 4
@@ -85,6 +92,7 @@ DEFAULTS: dict[str, PPOSettings] = {
         gae_lambda=0.95,
         clip_param=0.2,
         entropy_coef=0.0,
+        clip_value_loss=False,
         normalize_reward=True,
         eval_every=8_192,
         target=-250.0,
@@ -124,6 +132,9 @@ def evaluate(
     agent: PPOAgent, env_id: str, settings: PPOSettings, train_envs: Any, seed: int
 ) -> float:
     """Mean return of the greedy policy over 10 episodes, played as one batch.
+
+    Every evaluation of a run uses the same ``seed``, so the same 10 start states: the curve
+    compares policies, not draws of start states (Pendulum's returns depend on them a lot).
 
     With observation normalisation, the evaluation environments use the first training
     environment's running statistics, frozen.
@@ -274,7 +285,7 @@ def train(
         )
         if step >= next_eval or update == num_updates - 1:
             next_eval += settings.eval_every
-            eval_return = evaluate(agent, env_id, settings, envs, seed + 10_000 + len(evals))
+            eval_return = evaluate(agent, env_id, settings, envs, seed + 10_000)
             evals.append((step, eval_return))
             summary.add_scalar("eval/episodic_return", eval_return, step)
             bar.set_postfix(eval=f"{eval_return:.1f}", sps=f"{sps:.0f}")

@@ -323,9 +323,10 @@ def test_registry_lookup():
     assert parl.algorithms.get("PPO") is PPO
 
 
-def test_ppo_example_runs(tmp_path):
+@pytest.mark.parametrize("env_id", ["CartPole-v1", "Pendulum-v1"])
+def test_ppo_example_runs(tmp_path, env_id):
     script = REPO / "examples" / "PPO" / "train.py"
-    args = ["--env", "CartPole-v1", "--total-steps", "256", "--num-envs", "2", "--quiet"]
+    args = ["--env", env_id, "--total-steps", "256", "--num-envs", "1", "--quiet"]
     result = subprocess.run(
         [sys.executable, str(script), *args, "--logdir", str(tmp_path)],
         capture_output=True,

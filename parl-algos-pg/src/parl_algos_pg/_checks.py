@@ -11,7 +11,8 @@ import paddle
 def to_tensor(value: Any, dtype: str) -> paddle.Tensor:
     """Return ``value`` as a tensor of ``dtype``, converting numpy arrays and lists."""
     if isinstance(value, paddle.Tensor):
-        return value if value.dtype == getattr(paddle, dtype) else value.astype(dtype)
+        target = getattr(paddle, dtype)
+        return value if value.dtype == target else value.astype(target)
     return paddle.to_tensor(np.asarray(value, dtype=dtype))
 
 

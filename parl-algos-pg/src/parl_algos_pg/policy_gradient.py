@@ -60,6 +60,7 @@ class PolicyGradient(parl.Algorithm):
     Config = PolicyGradientConfig
     required_model_methods = ("forward",)
     config: PolicyGradientConfig
+    model: parl.Model
 
     def __init__(
         self,

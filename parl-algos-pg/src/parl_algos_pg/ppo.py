@@ -24,6 +24,11 @@ from parl_algos_pg._checks import (
 
 __all__ = ["PPO", "PPOConfig"]
 
+# obs, action, old value, return, old log-prob, advantage
+_Batch = tuple[
+    paddle.Tensor, paddle.Tensor, paddle.Tensor, paddle.Tensor, paddle.Tensor, paddle.Tensor
+]
+
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 _ADV_EPS = 1e-8
 
@@ -102,6 +107,7 @@ class PPO(parl.Algorithm):
     Config = PPOConfig
     required_model_methods = ("policy", "value")
     config: PPOConfig
+    model: parl.Model
 
     def __init__(
         self,
@@ -347,7 +353,7 @@ class PPO(parl.Algorithm):
         batch_logprob: Any,
         batch_adv: Any,
         where: str,
-    ) -> tuple[paddle.Tensor, ...]:
+    ) -> _Batch:
         obs = as_batch_obs(batch_obs, where)
         batch = obs.shape[0]
         action = self._as_actions(batch_action, batch, where)
@@ -456,7 +462,7 @@ class PPO(parl.Algorithm):
             order = paddle.to_tensor(rng.permutation(batch))
             for start in range(0, batch, size):
                 index = order[start : start + size]
-                minibatch = [paddle.gather(t, index) for t in tensors]
-                losses.append(self._step(*minibatch, where))
+                obs, action, value, returns, logp, adv = (paddle.gather(t, index) for t in tensors)
+                losses.append(self._step(obs, action, value, returns, logp, adv, where))
         value_loss, action_loss, entropy_loss = paddle.stack(losses).mean(0).numpy().tolist()
         return value_loss, action_loss, entropy_loss
