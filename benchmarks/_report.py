@@ -7,6 +7,8 @@ import os
 import platform
 import subprocess
 import sys
+from collections.abc import Sequence
+from importlib import metadata
 from pathlib import Path
 from types import ModuleType
 
@@ -14,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def machine() -> str:
-    """Describe the machine: CPU model, core count, Python."""
+    """Describe the machine and stack: CPU, cores, threads, Python, paddle, gymnasium."""
     model = platform.processor() or platform.machine()
     cpuinfo = Path("/proc/cpuinfo")
     if cpuinfo.exists():
@@ -22,7 +24,21 @@ def machine() -> str:
             if line.startswith("model name"):
                 model = line.split(":", 1)[1].strip()
                 break
-    return f"{model}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    versions = []
+    for dist in ("paddlepaddle", "gymnasium"):
+        try:
+            versions.append(f"{dist} {metadata.version(dist)}")
+        except metadata.PackageNotFoundError:
+            continue
+    threads = os.environ.get("OMP_NUM_THREADS", "unset")
+    return ", ".join(
+        [
+            model,
+            f"{os.cpu_count()} cores (OMP_NUM_THREADS={threads})",
+            f"Python {platform.python_version()}",
+            *versions,
+        ]
+    )
 
 
 def commit() -> str:
@@ -64,3 +80,10 @@ def load_example(name: str) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """Render a GitHub markdown table."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)

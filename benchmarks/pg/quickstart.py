@@ -13,9 +13,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _common import commit, load_example, machine, markdown_table
+from _report import commit, load_example, machine, markdown_table
 
 RESULTS = Path(__file__).resolve().parent / "results-quickstart.md"
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import socket
 import statistics
 import subprocess
@@ -25,6 +24,8 @@ import zmq
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
+sys.path.insert(0, str(HERE.parent))
+from _report import commit, machine  # noqa: E402
 
 
 def spin(n: int) -> int:
@@ -255,25 +256,14 @@ def main() -> None:
     parl.remote.disconnect()
     demo.stop()
 
-    commit = subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True
-    ).stdout.strip()
-    cpu = platform.processor() or "unknown"
-    for line in (
-        Path("/proc/cpuinfo").read_text().splitlines() if Path("/proc/cpuinfo").exists() else []
-    ):
-        if line.startswith("model name"):
-            cpu = line.split(":", 1)[1].strip()
-            break
     table = ["| figure | parl-remote | baseline (same run) | goal |", "|---|---|---|---|"]
     table += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
     header = [
         "# parl-remote benchmark results",
         "",
         f"- command: `python benchmarks/remote/bench_remote.py{' --quick' if args.quick else ''}`",
-        f"- commit: `{commit}`",
-        f"- machine: {os.cpu_count()} CPUs (nproc), {cpu}, Python {platform.python_version()}, "
-        f"pyzmq {zmq.__version__}, {platform.system()} {platform.release()}",
+        f"- commit: `{commit()}`",
+        f"- machine: {machine()}, pyzmq {zmq.__version__}",
         "",
     ]
     text = "\n".join(header + table) + "\n"

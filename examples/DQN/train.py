@@ -24,9 +24,7 @@ import numpy as np
 from tqdm import tqdm
 
 import parl
-from parl.utils import logger, summary
-from parl.utils.replay_memory import ReplayMemory
-from parl.utils.scheduler import LinearDecayScheduler
+from parl.utils import LinearDecayScheduler, ReplayMemory, logger, summary
 from parl_algos_dqn import DQNAgent, DuelingQNetwork, QNetwork
 
 
