@@ -39,7 +39,10 @@ def run(env_id: str, seed: int) -> dict[str, Any]:
         raise KeyError(f"no PPO benchmark config for {env_id!r}; known: {sorted(CONFIGS)}")
     settings = _example.PPOSettings(**CONFIGS[env_id])
     with tempfile.TemporaryDirectory(prefix="ppo-bench-") as logdir:
-        return _example.train(env_id, seed, settings=settings, logdir=logdir, quiet=True)
+        result = _example.train(env_id, seed, settings=settings, logdir=logdir, quiet=True)
+    result["steps_to_target"] = result["first_target_step"]
+    result["passed"] = result["first_target_step"] is not None
+    return result
 
 
 def _render(results: dict[str, dict[str, Any]]) -> str:

@@ -41,7 +41,14 @@ def run(env_id: str, seed: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="quickstart-bench-") as logdir:
         result = train(seed=seed, logdir=logdir, quiet=True, **config)
     result.pop("save_path")
-    return {"env_id": env_id, "seed": seed, **result}
+    return {
+        "env_id": env_id,
+        "seed": seed,
+        **result,
+        "sps": result["env_steps"] / result["wall_s"],
+        "steps_to_target": result["env_steps"] if result["reached"] else None,
+        "passed": result["reached"],
+    }
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -37,7 +37,7 @@ def test_learns_the_identity_task() -> None:
     paddle.seed(0)
     env = IdentityEnv(n=4, episode_length=32)
     bandit = parl.algorithms.get("ContextualBandit")(LinearRewards(4, 4), lr=0.05)
-    obs, _ = env.reset(seed=0)
+    env.reset(seed=0)
     for _ in range(60):
         batch = paddle.to_tensor(np.stack([env.reset()[0] for _ in range(32)]))
         actions = bandit.sample(batch)

@@ -26,7 +26,7 @@ class DQNConfig(AlgorithmConfig):
     """Learning rate of the Adam optimizer of the Q-network."""
 
     loss: Literal["mse", "huber"] = "mse"
-    """TD loss: "mse" (mean squared error, PARL's default) or "huber" (smooth L1, the paper's)."""
+    """The TD loss, "mse" (mean squared error, PARL's default) or "huber" (smooth L1)."""
 
     huber_delta: PositiveFloat = 1.0
     """Where the Huber loss turns from quadratic to linear; used only with loss="huber"."""

@@ -91,11 +91,11 @@ class PPO(parl.Algorithm):
     are written out and summed over action dimensions. Advantages and returns (e.g. GAE from
     ``parl.utils.compute_gae``) are computed by the caller.
 
+    The positional hyperparameters after ``model`` (``clip_param`` … ``continuous_action``)
+    are the fields of :class:`PPOConfig`, in PARL's order; ``None`` keeps the config's value.
+
     Args:
         model: the actor-critic model.
-        clip_param, value_loss_coef, entropy_coef, initial_lr, eps, max_grad_norm,
-            use_clipped_value_loss, norm_adv, continuous_action: see :class:`PPOConfig`;
-            ``None`` keeps the config's value.
         config: a :class:`PPOConfig` or a mapping of its fields.
         **options: further config fields (an unknown name is a ``ValidationError``).
 
