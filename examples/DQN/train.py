@@ -258,7 +258,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--eval-interval", type=int, default=2_500)
     parser.add_argument("--eval-episodes", type=int, default=10)
     parser.add_argument("--logdir", default=None, help="default: runs/<algo>_<env>_seed<seed>")
-    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.add_argument("--quiet", action="store_true", help="hide the progress bar")
     args = parser.parse_args(argv)
     logdir = Path(args.logdir or f"runs/{args.algo}_{args.env}_seed{args.seed}")
     result = train(
@@ -276,7 +276,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         logdir=logdir,
         save_path=logdir / "model.ckpt",
         best_save_path=logdir / "best_model.ckpt",
-        progress=not args.no_progress,
+        progress=not args.quiet,
     )
     logger.info(
         "final evaluation: mean greedy return %.1f over %d episodes after %d env steps "

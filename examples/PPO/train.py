@@ -302,10 +302,11 @@ def train(
     final = evals[-1][1]
     if not quiet:
         logger.info("evaluations (step, mean return): %s", evals)
+    reached = "not reached" if first_target_step is None else f"reached at {first_target_step}"
     print(
         f"final evaluation: mean return {final:.1f} over {EVAL_EPISODES} episodes "
         f"({step} steps, {wall_s:.1f} s, {step / wall_s:.0f} steps/s, target "
-        f"{settings.target} first reached at {first_target_step})"
+        f"{settings.target} {reached})"
     )
     return {
         "env_id": env_id,

@@ -99,7 +99,7 @@ def test_train_script_runs_with_a_tiny_budget(tmp_path) -> None:
             "2",
             "--logdir",
             str(logdir),
-            "--no-progress",
+            "--quiet",
         ],
         capture_output=True,
         text=True,
