@@ -78,6 +78,7 @@ def load_example(name: str) -> ModuleType:
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load the {name} example from {folder}")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses resolve string annotations through it
     spec.loader.exec_module(module)
     return module
 
