@@ -6,6 +6,7 @@ Run: ``python benchmarks/core/bench_core.py`` (writes ``benchmarks/core/results.
 from __future__ import annotations
 
 import copy
+import os
 import statistics
 import subprocess
 import sys
@@ -37,9 +38,9 @@ def import_parl(repeats: int = 15) -> tuple[float, float, bool]:
 
 def sync_weights(decay: float, calls: int = 3000) -> float:
     """Return µs per ``sync_weights_to`` call on a 3-layer 256-wide MLP."""
-    import paddle
-
     import parl
+
+    import paddle
 
     class MLP(parl.Model):
         def __init__(self) -> None:
@@ -62,6 +63,30 @@ def sync_weights(decay: float, calls: int = 3000) -> float:
     return best
 
 
+LINEAR_PROBE = """
+import time, parl, paddle
+layer, x = paddle.nn.Linear(256, 256), paddle.rand([64, 256])
+with paddle.no_grad():
+    for _ in range(100):
+        layer(x)
+    start = time.perf_counter()
+    for _ in range(2000):
+        layer(x)
+print((time.perf_counter() - start) / 2000 * 1e6)
+"""
+
+
+def linear_forward(mkl_debug_cpu_type: str | None) -> float:
+    """µs per ``Linear(256, 256)`` forward on 64 rows, in a fresh process."""
+    env = {k: v for k, v in os.environ.items() if k != "MKL_DEBUG_CPU_TYPE"}
+    if mkl_debug_cpu_type is not None:
+        env["MKL_DEBUG_CPU_TYPE"] = mkl_debug_cpu_type
+    out = subprocess.run(
+        [sys.executable, "-c", LINEAR_PROBE], capture_output=True, text=True, env=env, check=True
+    )
+    return float(out.stdout.split()[-1])
+
+
 def main() -> None:
     parl_s, numpy_s, paddle_loaded = import_parl()
     rows = [
@@ -76,6 +101,13 @@ def main() -> None:
             f"| `sync_weights_to`, 3×256 MLP, decay {decay} (best of 3 × 3000 calls) "
             f"| {sync_weights(decay):.1f} µs/call | fast |"
         )
+    mkl_own, parl_default = linear_forward("0"), linear_forward(None)
+    rows.append(
+        f"| `Linear(256, 256)` forward on 64 rows, parl's MKL setting "
+        f"(`prefer_fast_mkl_kernels`) | {parl_default:.1f} µs (baseline MKL's own dispatch, "
+        f"`MKL_DEBUG_CPU_TYPE=0`: {mkl_own:.1f} µs; {mkl_own / parl_default:.2f}× faster) "
+        "| faster |"
+    )
     text = header("parl-core benchmarks") + "\n".join(rows) + "\n"
     print(text)
     (Path(__file__).parent / "results.md").write_text(text)

@@ -19,12 +19,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+import parl
+from parl.utils import LinearDecayScheduler, ReplayMemory, logger, summary
+
 import gymnasium as gym
 import numpy as np
 from tqdm import tqdm
 
-import parl
-from parl.utils import LinearDecayScheduler, ReplayMemory, logger, summary
 from parl_algos_dqn import DQNAgent, DuelingQNetwork, QNetwork
 
 

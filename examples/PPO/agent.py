@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import parl
+
 import numpy as np
 import paddle
-
-import parl
 
 
 class PPOAgent(parl.Agent):

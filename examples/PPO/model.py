@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 
-import paddle
-
 import parl
+
+import paddle
 
 
 def _linear(in_dim: int, out_dim: int, gain: float) -> paddle.nn.Linear:

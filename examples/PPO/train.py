@@ -22,11 +22,11 @@ from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from agent import PPOAgent
-from model import ContinuousPPOModel, DiscretePPOModel
-
 import parl
 from parl.utils import LinearDecayScheduler, bootstrap_truncated, compute_gae, logger, summary
+
+from agent import PPOAgent
+from model import ContinuousPPOModel, DiscretePPOModel
 
 EVAL_EPISODES = 10
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import parl
+
 import paddle
 import paddle.nn.functional as F
-
-import parl
 
 
 class CartpoleModel(parl.Model):

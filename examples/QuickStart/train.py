@@ -20,11 +20,11 @@ from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from cartpole_agent import CartpoleAgent
-from cartpole_model import CartpoleModel
-
 import parl
 from parl.utils import calc_discount_sum_rewards, logger, summary
+
+from cartpole_agent import CartpoleAgent
+from cartpole_model import CartpoleModel
 
 TARGET_RETURN = 475.0
 EVAL_EPISODES = 10

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import parl
+from parl.testing import IdentityEnv
+from parl.utils.replay_memory import ReplayMemory
+
 import numpy as np
 import paddle
 import pytest
 
-import parl
-from parl.testing import IdentityEnv
-from parl.utils.replay_memory import ReplayMemory
 from parl_algos_dqn import DQNAgent, QNetwork
 
 

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import parl
+from parl.core.errors import ModelContractError
+from parl.testing import check_algorithm, registered_algorithm
+
 import numpy as np
 import paddle
 import pydantic
 import pytest
 
-import parl
-from parl.core.errors import ModelContractError
-from parl.testing import check_algorithm, registered_algorithm
 from parl_algos_dqn import DDQN, DQN, DQNAgent, DQNConfig, DuelingQNetwork, QNetwork
 
 ALGOS = [DQN, DDQN]

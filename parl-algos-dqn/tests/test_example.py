@@ -8,11 +8,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from parl.utils.replay_memory import ReplayMemory
+
 import gymnasium as gym
 import numpy as np
 import pytest
-
-from parl.utils.replay_memory import ReplayMemory
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "DQN" / "train.py"
 

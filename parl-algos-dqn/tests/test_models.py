@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import parl
+
 import numpy as np
 import paddle
 import pytest
 
-import parl
 from parl_algos_dqn import DuelingHead, DuelingQNetwork, QNetwork
 
 

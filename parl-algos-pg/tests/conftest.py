@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import parl
+
 import paddle
 import paddle.nn.functional as F
 import pytest
-
-import parl
 
 
 class ProbsMLP(parl.Model):

@@ -6,15 +6,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import parl
+from parl.core.errors import ModelContractError
+from parl.testing import IdentityEnv, check_algorithm
+
 import gymnasium as gym
 import numpy as np
 import paddle
 import pydantic
 import pytest
 
-import parl
-from parl.core.errors import ModelContractError
-from parl.testing import IdentityEnv, check_algorithm
 from parl_algos_pg import PolicyGradient, PolicyGradientConfig
 
 REPO = Path(__file__).resolve().parents[2]

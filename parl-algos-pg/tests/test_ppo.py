@@ -7,15 +7,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import parl
+from parl.core.errors import ModelContractError
+from parl.testing import IdentityEnv, IdentityEnvBox, check_algorithm
+
 import gymnasium as gym
 import numpy as np
 import paddle
 import pydantic
 import pytest
 
-import parl
-from parl.core.errors import ModelContractError
-from parl.testing import IdentityEnv, IdentityEnvBox, check_algorithm
 from parl_algos_pg import PPO, PPOConfig
 
 REPO = Path(__file__).resolve().parents[2]

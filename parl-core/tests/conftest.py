@@ -7,11 +7,11 @@ import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import pytest
-
 import parl
 from parl.algorithms import refresh
 from parl.plugins import reset_plugin_manager
+
+import pytest
 
 
 @pytest.fixture

@@ -9,16 +9,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import parl
+from parl.core.config import AlgorithmConfig
+from parl.core.errors import CheckpointError, ModelContractError, WeightsMismatchError
+from parl.plugins import get_plugin_manager, hookimpl
+
 import numpy as np
 import paddle
 import pydantic
 import pytest
 from pydantic import PositiveFloat
-
-import parl
-from parl.core.config import AlgorithmConfig
-from parl.core.errors import CheckpointError, ModelContractError, WeightsMismatchError
-from parl.plugins import get_plugin_manager, hookimpl
 
 
 class TinyConfig(AlgorithmConfig):

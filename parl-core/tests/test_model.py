@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import copy
 
+import parl
+from parl.core.errors import WeightsMismatchError
+
 import numpy as np
 import paddle
 import pytest
-
-import parl
-from parl.core.errors import WeightsMismatchError
 
 
 def test_get_set_weights_round_trip(tiny_model_cls: type) -> None:

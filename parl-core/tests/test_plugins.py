@@ -6,9 +6,9 @@ import inspect
 import sys
 from pathlib import Path
 
-import pytest
-
 from parl.plugins import get_plugin_manager, hookspecs
+
+import pytest
 
 SINK = """
 from parl import hookimpl

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import pytest
-
 import parl
 from parl.algorithms import (
     DuplicateAlgorithmError,
     PluginLoadError,
     UnknownAlgorithmError,
 )
+
+import pytest
 
 GOOD_PLUGIN = '''
 import parl

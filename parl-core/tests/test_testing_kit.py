@@ -4,11 +4,6 @@ from __future__ import annotations
 
 import copy
 
-import numpy as np
-import pytest
-from gymnasium.utils.env_checker import check_env
-from pydantic import BaseModel, ConfigDict
-
 import parl
 from parl.core.config import AlgorithmConfig
 from parl.testing import (
@@ -18,6 +13,11 @@ from parl.testing import (
     check_algorithm,
     registered_algorithm,
 )
+
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+from pydantic import BaseModel, ConfigDict
 
 
 @pytest.mark.parametrize("env", [IdentityEnv(n=3), IdentityEnvBox(dim=2)])

@@ -6,9 +6,6 @@ import os
 import threading
 import time
 
-import numpy as np
-import pytest
-
 import parl
 from parl.remote import (
     DeserializeError,
@@ -19,6 +16,9 @@ from parl.remote import (
     RemoteTraceback,
     SerializeError,
 )
+
+import numpy as np
+import pytest
 
 from .conftest import wait_for
 

@@ -8,14 +8,14 @@ import sys
 import threading
 from pathlib import Path
 
-import numpy as np
-import pytest
-
 import parl
 import parl.remote
 from parl.remote import ConnectError, SerializeError
 from parl.remote.files import collect_files
 from parl.remote.serialization import dumps, loads
+
+import numpy as np
+import pytest
 
 
 class Plain:

@@ -8,11 +8,11 @@ import socket
 import subprocess
 import sys
 
-import psutil
-
 import parl
 import parl.remote
 from parl.remote.cluster import recorded_clusters
+
+import psutil
 
 from .conftest import wait_for
 

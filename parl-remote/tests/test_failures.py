@@ -12,14 +12,14 @@ import threading
 import time
 from pathlib import Path
 
-import psutil
-import pytest
-import zmq
-
 import parl
 import parl.remote
 from parl.remote import ActorDiedError, MasterLostError, VersionMismatchError
 from parl.remote.cluster import query
+
+import psutil
+import pytest
+import zmq
 
 from .conftest import wait_for
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from parl.plugins import reset_plugin_manager
 from parl.utils import summary
+
+import pytest
 
 
 @pytest.fixture(autouse=True)

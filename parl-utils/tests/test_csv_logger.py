@@ -3,9 +3,9 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-import pytest
-
 from parl.utils import CSVLogger
+
+import pytest
 
 
 def test_rows_follow_first_header(tmp_path: Path) -> None:

@@ -2,12 +2,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from parl.utils import ActionMappingWrapper, LegacyGymWrapper
+
 import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
-
-from parl.utils import ActionMappingWrapper, LegacyGymWrapper
 
 
 class OldCountdown:

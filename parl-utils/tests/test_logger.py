@@ -3,9 +3,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pytest
-
 from parl.utils import logger
+
+import pytest
 
 
 @pytest.fixture

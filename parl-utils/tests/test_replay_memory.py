@@ -2,10 +2,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from parl.utils import ReplayMemory
+
 import numpy as np
 import pytest
-
-from parl.utils import ReplayMemory
 
 
 def filled(max_size: int = 5, count: int = 3, **kwargs) -> ReplayMemory:

@@ -1,9 +1,9 @@
 from __future__ import annotations
 
+from parl.utils import bootstrap_truncated, calc_discount_sum_rewards, calc_gae, compute_gae
+
 import numpy as np
 import pytest
-
-from parl.utils import bootstrap_truncated, calc_discount_sum_rewards, calc_gae, compute_gae
 
 
 def loop_gae(rewards, values, dones, last_values, last_dones, gamma, lam):

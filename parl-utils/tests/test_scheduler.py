@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-import pytest
-
 from parl.utils import LinearDecayScheduler, PiecewiseScheduler
+
+import pytest
 
 
 def test_piecewise_values() -> None:

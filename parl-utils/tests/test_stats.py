@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import time
 
-import pytest
-
 from parl.utils import TimeStat, WindowStat
+
+import pytest
 
 
 def test_window_stat() -> None:

@@ -5,13 +5,13 @@ import struct
 from collections.abc import Mapping
 from pathlib import Path
 
-import numpy as np
-import pytest
-from tensorboardX.proto import event_pb2
-
 import parl
 from parl.plugins import get_plugin_manager, reset_plugin_manager
 from parl.utils import logger, summary
+
+import numpy as np
+import pytest
+from tensorboardX.proto import event_pb2
 
 
 def read_tensorboard_scalars(logdir: Path) -> list[tuple[int, str, float]]:

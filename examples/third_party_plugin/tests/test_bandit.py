@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import parl
+from parl.testing import IdentityEnv, check_algorithm
+
 import numpy as np
 import paddle
 import pydantic
 import pytest
-
-import parl
-from parl.testing import IdentityEnv, check_algorithm
 
 
 class LinearRewards(parl.Model):

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import parl
+
 import numpy as np
 import paddle
 from numpy.typing import ArrayLike
 
-import parl
 from parl_algos_dqn.dqn import DQN
 
 __all__ = ["DQNAgent"]

@@ -6,12 +6,12 @@ import copy
 from collections.abc import Mapping
 from typing import Any, Literal
 
+import parl
+from parl.core.config import AlgorithmConfig
+
 import paddle
 import paddle.nn.functional as F
 from pydantic import Field, PositiveFloat
-
-import parl
-from parl.core.config import AlgorithmConfig
 
 __all__ = ["DQN", "DQNConfig"]
 

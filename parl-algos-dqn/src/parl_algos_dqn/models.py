@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import parl
+
 import paddle
 from paddle import nn
-
-import parl
 
 __all__ = ["DuelingHead", "DuelingQNetwork", "QNetwork"]
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
+import parl
+from parl.core.config import AlgorithmConfig
+
 import paddle
 import paddle.nn.functional as F
 from pydantic import PositiveFloat
 
-import parl
-from parl.core.config import AlgorithmConfig
 from parl_algos_pg._checks import (
     as_batch_actions,
     as_batch_obs,

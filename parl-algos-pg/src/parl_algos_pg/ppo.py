@@ -6,13 +6,14 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+import parl
+from parl.core.config import AlgorithmConfig
+
 import numpy as np
 import paddle
 import paddle.nn.functional as F
 from pydantic import Field, NonNegativeFloat, PositiveFloat
 
-import parl
-from parl.core.config import AlgorithmConfig
 from parl_algos_pg._checks import (
     as_batch_actions,
     as_batch_obs,

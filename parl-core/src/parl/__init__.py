@@ -13,7 +13,10 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from parl._version import __version__
+from parl.core import prefer_fast_mkl_kernels as _prefer_fast_mkl_kernels
 from parl.plugins import hookimpl
+
+_prefer_fast_mkl_kernels()
 
 if TYPE_CHECKING:
     from parl import algorithms

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import paddle
-import pydantic
-
 import parl
 from parl.core.config import AlgorithmConfig
+
+import paddle
+import pydantic
 
 
 class BanditConfig(AlgorithmConfig):

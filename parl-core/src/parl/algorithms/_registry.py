@@ -161,9 +161,9 @@ def validate_algorithm_class(obj: object, where: str) -> None:
         obj: the object an entry point resolved to.
         where: where it came from, for the message.
     """
-    from pydantic import BaseModel
-
     from parl.core.algorithm import Algorithm
+
+    from pydantic import BaseModel
 
     if not (isinstance(obj, type) and issubclass(obj, Algorithm)):
         raise PluginLoadError(f"{where} is {obj!r}, not a subclass of parl.Algorithm")

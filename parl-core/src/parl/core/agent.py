@@ -8,13 +8,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import paddle
-
 from parl.core.algorithm import Algorithm, check_model_method
 from parl.core.errors import CheckpointError, WeightsMismatchError
 from parl.core.model import Model
 from parl.plugins import get_plugin_manager
+
+import numpy as np
+import paddle
 
 __all__ = ["Agent"]
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
-import numpy as np
-
 from parl.core.config import AlgorithmConfig
 from parl.core.errors import ModelContractError, WeightsMismatchError
 from parl.core.model import Model, check_shapes
+
+import numpy as np
 
 __all__ = ["Algorithm", "check_model_method"]
 

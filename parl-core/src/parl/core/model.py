@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
+
+from parl.core import slow_mkl_dispatch
+from parl.core.errors import WeightsMismatchError
 
 import numpy as np
 import paddle
 
-from parl.core.errors import WeightsMismatchError
-
 __all__ = ["Model", "check_shapes"]
+
+if slow_mkl_dispatch():
+    logging.getLogger("parl").warning(
+        "paddle was imported before parl on an AMD CPU, so its MKL runs slow generic kernels "
+        "(Linear layers about 2.4x slower). Import parl before paddle, or set "
+        "MKL_DEBUG_CPU_TYPE=5 before starting Python (MKL_DEBUG_CPU_TYPE=0 silences this)."
+    )
 
 Shape = tuple[int, ...]
 

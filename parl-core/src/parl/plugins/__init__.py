@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 import threading
 
-import pluggy
-
 from parl.plugins import hookspecs
+
+import pluggy
 
 PROJECT_NAME = "parl"
 ENTRY_POINT_GROUP = "parl"

@@ -5,12 +5,12 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 
-import numpy as np
-import pydantic
-
 from parl.algorithms._registry import validate_algorithm_class
 from parl.core.algorithm import Algorithm
 from parl.core.errors import WeightsMismatchError
+
+import numpy as np
+import pydantic
 
 
 class ConformanceError(AssertionError):

@@ -10,8 +10,6 @@ import sysconfig
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar, overload
 
-import cloudpickle
-
 from parl.remote import protocol as P
 from parl.remote.client import ActorChannel, get_client
 from parl.remote.exceptions import (
@@ -19,6 +17,8 @@ from parl.remote.exceptions import (
     FutureObjectEmpty,
 )
 from parl.remote.serialization import dumps, loads
+
+import cloudpickle
 
 __all__ = ["Future", "RemoteActor", "actor_id", "remote_class"]
 

@@ -8,8 +8,6 @@ import socket
 from pathlib import Path
 from typing import Any
 
-import click
-
 from parl.remote import protocol as P
 from parl.remote.cluster import (
     LocalCluster,
@@ -20,6 +18,8 @@ from parl.remote.cluster import (
     stop_process,
 )
 from parl.remote.config import data_home, default_host
+
+import click
 
 
 def _gpu_option(value: str) -> str:

@@ -17,9 +17,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-import zmq
-from zmq.utils.monitor import recv_monitor_message
-
 from parl.remote import protocol as P
 from parl.remote.config import Timeouts
 from parl.remote.exceptions import (
@@ -37,6 +34,9 @@ from parl.remote.exceptions import (
 )
 from parl.remote.files import collect_files
 from parl.remote.serialization import dumps
+
+import zmq
+from zmq.utils.monitor import recv_monitor_message
 
 if TYPE_CHECKING:
     from parl.remote.cluster import LocalCluster

@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import psutil
-import zmq
-
 from parl.remote import protocol as P
 from parl.remote.config import Timeouts, data_home, default_host, python_command
+
+import psutil
+import zmq
 
 __all__ = [
     "LocalCluster",

@@ -18,14 +18,14 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-import cloudpickle
-import zmq
-from zmq.utils.monitor import recv_monitor_message
-
 from parl.remote import protocol as P
 from parl.remote.config import Timeouts
 from parl.remote.exceptions import DeserializeError, SerializeError
 from parl.remote.serialization import dumps, loads
+
+import cloudpickle
+import zmq
+from zmq.utils.monitor import recv_monitor_message
 
 
 def error_payload(kind: str, exc: BaseException, skip_frames: int = 0) -> bytes:

@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-import zmq
-
 from parl.remote import protocol as P
 from parl.remote.config import Timeouts, default_host
+
+import zmq
 
 logger = logging.getLogger("parl.remote.master")
 

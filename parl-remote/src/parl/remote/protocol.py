@@ -14,9 +14,9 @@ import socket
 import sys
 from typing import Any
 
-import zmq
-
 from parl.remote.config import parse_port_range
+
+import zmq
 
 __all__ = [
     "PROTOCOL_VERSION",

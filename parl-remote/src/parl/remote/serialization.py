@@ -13,9 +13,9 @@ import pickle
 from collections.abc import Sequence
 from typing import Any
 
-import cloudpickle
-
 from parl.remote.exceptions import DeserializeError, SerializeError
+
+import cloudpickle
 
 __all__ = ["OUT_OF_BAND_MIN_BYTES", "dumps", "loads"]
 

@@ -21,10 +21,10 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import zmq
-
 from parl.remote import protocol as P
 from parl.remote.config import Timeouts, default_host, python_command
+
+import zmq
 
 logger = logging.getLogger("parl.remote.worker")
 

@@ -21,10 +21,10 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 
-import numpy as np
-
 from parl.plugins import get_plugin_manager
 from parl.utils import logger
+
+import numpy as np
 
 __all__ = ["add_scalar", "add_scalars", "close", "flush", "get_logdir", "set_logdir"]
 

@@ -11,11 +11,11 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from parl.plugins import hookimpl
+
 from tensorboardX.event_file_writer import EventsWriter
 from tensorboardX.proto.event_pb2 import Event
 from tensorboardX.summary import scalar
-
-from parl.plugins import hookimpl
 
 _lock = threading.Lock()
 _writers: dict[Path, EventsWriter] = {}
