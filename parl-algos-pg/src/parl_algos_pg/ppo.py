@@ -8,6 +8,7 @@ from typing import Any
 
 import parl
 from parl.core.config import AlgorithmConfig
+from parl.core.optim import clip_grad_norm_
 
 import numpy as np
 import paddle
@@ -78,7 +79,8 @@ class PPO(parl.Algorithm):
 
     where ``A`` is normalised per minibatch when ``norm_adv`` (PARL's rules). Unlike PARL,
     which clipped each gradient tensor separately (``ClipGradByNorm``), gradients are clipped
-    by their **global** norm (``ClipGradByGlobalNorm``), as the PPO paper's code and CleanRL.
+    by their **global** norm (:func:`parl.core.optim.clip_grad_norm_`), as the PPO paper's code
+    and CleanRL.
 
     Model contract (checked at construction):
 
@@ -146,7 +148,7 @@ class PPO(parl.Algorithm):
             learning_rate=self.config.initial_lr,
             epsilon=self.config.eps,
             parameters=self.model.parameters(),
-            grad_clip=paddle.nn.ClipGradByGlobalNorm(self.config.max_grad_norm),
+            use_multi_tensor=True,
         )
 
     # -- distribution helpers -------------------------------------------------------------
@@ -329,6 +331,7 @@ class PPO(parl.Algorithm):
         loss = cfg.value_loss_coef * value_loss + action_loss - cfg.entropy_coef * entropy_loss
         self.optimizer.clear_grad()
         loss.backward()
+        clip_grad_norm_(self.model.parameters(), cfg.max_grad_norm)
         self.optimizer.step()
         return paddle.stack([value_loss, action_loss, entropy_loss]).detach()
 
