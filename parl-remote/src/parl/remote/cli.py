@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,32 @@ def _port_is_free(host: str, port: int) -> bool:
     return True
 
 
+def worker_options(command: Callable[..., None]) -> Callable[..., None]:
+    """The options of a command that starts a worker: CPUs, GPUs and where its sockets live."""
+    options = [
+        click.option(
+            "--cpu_num",
+            "--cpu-num",
+            "cpu_num",
+            type=click.IntRange(min=0),
+            default=None,
+            help="CPUs the worker offers (default: all CPUs of this machine).",
+        ),
+        click.option(
+            "--gpu",
+            default="",
+            callback=lambda c, p, v: _gpu_option(v),
+            help="GPU ids the worker offers, e.g. 0,1.",
+        ),
+        click.option("--host", default=None, help="Host the sockets bind (default 127.0.0.1)."),
+        click.option("--advertise-host", default=None, help="Host other machines dial."),
+        click.option("--port-range", default=None, help="LOW-HIGH range for the other ports."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(P.remote_version(), prog_name="xparl")
 def main() -> None:
@@ -46,23 +73,7 @@ def main() -> None:
 
 @main.command()
 @click.option("--port", type=click.IntRange(1, 65535), required=True, help="Master port.")
-@click.option(
-    "--cpu_num",
-    "--cpu-num",
-    "cpu_num",
-    type=click.IntRange(min=0),
-    default=None,
-    help="CPUs of the local worker (default: all CPUs of this machine).",
-)
-@click.option(
-    "--gpu",
-    default="",
-    callback=lambda c, p, v: _gpu_option(v),
-    help="GPU ids of the local worker, e.g. 0,1.",
-)
-@click.option("--host", default=None, help="Host every socket binds (default 127.0.0.1).")
-@click.option("--advertise-host", default=None, help="Host other machines dial.")
-@click.option("--port-range", default=None, help="LOW-HIGH range for every other port.")
+@worker_options
 def start(
     port: int,
     cpu_num: int | None,
@@ -107,23 +118,7 @@ def start(
 
 @main.command()
 @click.option("--address", required=True, help="HOST:PORT of the master.")
-@click.option(
-    "--cpu_num",
-    "--cpu-num",
-    "cpu_num",
-    type=click.IntRange(min=0),
-    default=None,
-    help="CPUs this worker offers (default: all CPUs of this machine).",
-)
-@click.option(
-    "--gpu",
-    default="",
-    callback=lambda c, p, v: _gpu_option(v),
-    help="GPU ids this worker offers, e.g. 0,1.",
-)
-@click.option("--host", default=None, help="Host this worker's sockets bind.")
-@click.option("--advertise-host", default=None, help="Host the master and clients dial.")
-@click.option("--port-range", default=None, help="LOW-HIGH range for this worker's ports.")
+@worker_options
 def connect(
     address: str,
     cpu_num: int | None,
