@@ -43,7 +43,7 @@ SB3_PPO = {
 }
 SB3_DQN = {
     "n_envs": 4,
-    "learning_rate": 2.3e-3,
+    "learning_rate": 1.5e-3,
     "batch_size": 64,
     "buffer_size": 100_000,
     "learning_starts": 1_000,

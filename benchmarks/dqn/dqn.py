@@ -22,17 +22,19 @@ from _report import commit, load_example, machine  # noqa: E402
 
 ALGO = "DQN"
 
-# RL Baselines3 Zoo's CartPole-v1 DQN settings (net 256-256, lr 2.3e-3, batch 64,
-# learning_starts 1000, 128 gradient steps every 256 env steps, epsilon 1 -> 0.04 over 16 %,
-# Huber loss, grad-norm 10; the zoo syncs the target every 10 env steps, which between its
-# training rounds amounts to one sync per round of 128 gradient steps).
+# RL Baselines3 Zoo's CartPole-v1 DQN settings (net 256-256, batch 64, learning_starts 1000,
+# 128 gradient steps every 256 env steps, epsilon 1 -> 0.04 over 16 %, Huber loss, grad-norm
+# 10; the zoo syncs the target every 10 env steps, which between its training rounds amounts to
+# one sync per round of 128 gradient steps), except lr 1.5e-3 instead of 2.3e-3: with 2.3e-3
+# every seed reached 475 but 5 of 6 DQN/DDQN runs had fallen back to 52-119 by step 50k;
+# with 1.5e-3 4 of 6 end at 433-500 and all still reach 475 (seeds 0-2, this machine).
 CONFIGS: dict[str, dict[str, Any]] = {
     "CartPole-v1": {
         "train": {
             "total_steps": 50_000,
             "num_envs": 4,
             "hidden_sizes": (256, 256),
-            "lr": 2.3e-3,
+            "lr": 1.5e-3,
             "gamma": 0.99,
             "loss": "huber",
             "max_grad_norm": 10.0,

@@ -87,7 +87,7 @@ def train(
     seed: int = 0,
     num_envs: int = 4,
     hidden_sizes: Sequence[int] = (256, 256),
-    lr: float = 2.3e-3,
+    lr: float = 1.5e-3,
     gamma: float = 0.99,
     loss: Literal["mse", "huber"] = "huber",
     max_grad_norm: float | None = 10.0,
