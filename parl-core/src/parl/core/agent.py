@@ -137,7 +137,9 @@ class Agent:
                 f"{len(input_dtype_list)}; give one shape and one dtype per forward input"
             )
         specs = [
-            paddle.static.InputSpec(shape=list(shape), dtype=dtype)
+            # paddle's stubs list dtype names as a Literal; any name is passed on to paddle,
+            # which rejects unknown ones itself.
+            paddle.static.InputSpec(shape=list(shape), dtype=dtype)  # type: ignore[arg-type]
             for shape, dtype in zip(input_shape_list, input_dtype_list, strict=True)
         ]
         was_training = target.training

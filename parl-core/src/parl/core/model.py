@@ -111,7 +111,8 @@ class Model(paddle.nn.Layer):
         with paddle.no_grad():
             if decay == 0.0:
                 for source, target in pairs:
-                    target.copy_(source, False)
+                    # paddle's stub omits copy_'s source argument, which it takes at runtime.
+                    target.copy_(source)  # type: ignore[call-arg]
             else:
                 for source, target in pairs:
                     target.scale_(decay).add_(source * (1.0 - decay))

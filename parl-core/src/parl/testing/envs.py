@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -19,7 +19,8 @@ class IdentityEnv(gym.Env[np.ndarray, np.int64]):
         episode_length: steps per episode.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
+    # gymnasium declares `metadata` as an instance attribute, so no ClassVar here.
+    metadata: dict[str, Any] = {"render_modes": []}  # noqa: RUF012
 
     def __init__(self, n: int = 4, episode_length: int = 20) -> None:
         if n < 2 or episode_length < 1:
@@ -63,7 +64,8 @@ class IdentityEnvBox(gym.Env[np.ndarray, np.ndarray]):
         episode_length: steps per episode.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
+    # gymnasium declares `metadata` as an instance attribute, so no ClassVar here.
+    metadata: dict[str, Any] = {"render_modes": []}  # noqa: RUF012
 
     def __init__(self, dim: int = 1, episode_length: int = 20) -> None:
         if dim < 1 or episode_length < 1:
