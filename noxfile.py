@@ -1,8 +1,7 @@
 """The one entry point for development tasks: ``nox`` runs the CI set, ``nox -l`` lists them.
 
-Default sessions (what CI runs): ``lint``, ``tests``, ``packaging``, ``plugin``, ``examples``,
-``docs``.
-Opt-in sessions: ``bench`` (``nox -s bench -- <ALGO> <ENV>``), ``typecheck``.
+Default sessions (what CI runs): ``lint``, ``typecheck``, ``tests``, ``packaging``, ``plugin``,
+``examples``, ``docs``. Opt-in: ``bench`` (``nox -s bench -- <ALGO> <ENV>``).
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ import nox
 nox.needs_version = ">=2024.4.15"
 nox.options.default_venv_backend = "uv"
 nox.options.reuse_venv = "yes"
-nox.options.sessions = ["lint", "tests", "packaging", "plugin", "examples", "docs"]
+nox.options.sessions = ["lint", "typecheck", "tests", "packaging", "plugin", "examples", "docs"]
 
 ROOT = Path(__file__).parent
 PACKAGES = ["parl-core", "parl-utils", "parl-remote", "parl-algos-pg", "parl-algos-dqn"]
@@ -48,9 +47,10 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def typecheck(session: nox.Session) -> None:
-    """Type-check the public packages with mypy (opt-in)."""
+    """Type-check every package with mypy (by module: parl's portions live in several roots)."""
     install_workspace(session, "mypy>=1.10")
-    session.run("mypy", "parl-core/src/parl", "parl-algos-pg/src", "parl-algos-dqn/src")
+    packages = ["parl", "parl.utils", "parl.remote", "parl_algos_pg", "parl_algos_dqn"]
+    session.run("mypy", *(arg for package in packages for arg in ("-p", package)))
 
 
 def build_wheels(session: nox.Session, sources: list[Path], out: Path) -> list[Path]:

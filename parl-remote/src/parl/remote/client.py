@@ -569,6 +569,10 @@ def get_client() -> Client:
     with _client_lock:
         if _client is client:
             _client = Client(client.address, client.distributed_files, client.timeouts)
+        if _client is None:
+            raise ConnectError(
+                "another thread called parl.remote.disconnect(); call parl.connect(...) again"
+            )
         return _client
 
 

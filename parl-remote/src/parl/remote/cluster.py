@@ -364,7 +364,7 @@ def query(
     Raises:
         ConnectionError: Nothing answered within ``timeout``.
     """
-    context = zmq.Context.instance()
+    context: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
     sock = context.socket(zmq.DEALER)
     sock.linger = 0
     try:

@@ -411,8 +411,10 @@ class Master:
         limit = self.timeouts.heartbeat_timeout
         if now - self.last_housekeeping > limit / 2:
             # This process was stalled (suspend, swap): give every peer a new window.
-            for peer in [*self.workers.values(), *self.clients.values()]:
-                peer.last_seen = now
+            for worker in self.workers.values():
+                worker.last_seen = now
+            for client in self.clients.values():
+                client.last_seen = now
         self.last_housekeeping = now
         for worker in list(self.workers.values()):
             if now - worker.last_seen > limit:
@@ -452,7 +454,7 @@ class Master:
 
     def status(self) -> dict[str, Any]:
         """A JSON-able snapshot of workers, clients, actors and resources."""
-        workers = [
+        workers: list[dict[str, Any]] = [
             {
                 "worker_id": w.worker_id,
                 "hostname": w.hostname,
