@@ -81,6 +81,28 @@ def _wait_file(path: Path, proc: subprocess.Popen[bytes], timeout: float, what: 
     raise RuntimeError(f"{what} was not ready within {timeout:g} s")
 
 
+def _spawn_ready(
+    cmd: list[str],
+    log_path: Path,
+    ready: Path,
+    timeouts: Timeouts | None,
+    detach: bool,
+    ready_timeout: float,
+    what: str,
+) -> tuple[subprocess.Popen[bytes], dict]:
+    """Start a cluster process logging to ``log_path``; wait until it writes ``ready``."""
+    with open(log_path, "ab") as log:
+        proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=_child_env(timeouts),
+            start_new_session=detach,
+        )
+    return proc, _wait_file(ready, proc, ready_timeout, what)
+
+
 def _child_env(timeouts: Timeouts | None) -> dict[str, str]:
     env = dict(os.environ)
     env.pop("XPARL", None)
@@ -132,17 +154,16 @@ def start_worker(
         cmd += ["--advertise-host", advertise_host]
     if port_range:
         cmd += ["--port-range", port_range]
-    with open(data_dir / "workers.log", "ab") as log:
-        proc = subprocess.Popen(
-            cmd,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=_child_env(timeouts),
-            start_new_session=detach,
-        )
     try:
-        info = _wait_file(ready, proc, ready_timeout, f"the worker for {address}")
+        proc, info = _spawn_ready(
+            cmd,
+            data_dir / "workers.log",
+            ready,
+            timeouts,
+            detach,
+            ready_timeout,
+            f"the worker for {address}",
+        )
     finally:
         ready.unlink(missing_ok=True)
     return {
@@ -226,17 +247,16 @@ class LocalCluster:
             cmd += ["--port-range", port_range]
         if embedded:
             cmd += ["--owner-pid", str(os.getpid())]
-        with open(staging / "master.log", "ab") as log:
-            proc = subprocess.Popen(
-                cmd,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=_child_env(timeouts),
-                start_new_session=detach,
-            )
         try:
-            info = _wait_file(ready, proc, ready_timeout, f"the master on {host}:{port}")
+            proc, info = _spawn_ready(
+                cmd,
+                staging / "master.log",
+                ready,
+                timeouts,
+                detach,
+                ready_timeout,
+                f"the master on {host}:{port}",
+            )
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
