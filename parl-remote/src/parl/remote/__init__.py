@@ -20,45 +20,32 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+# The exceptions module imports nothing heavy, so its names are bound eagerly.
+from parl.remote.exceptions import (
+    ActorDiedError,
+    ConnectError,
+    DeserializeError,
+    FutureGetRepeatedlyError,
+    FutureObjectEmpty,
+    MasterLostError,
+    MemoryLimitError,
+    RemoteAttributeError,
+    RemoteError,
+    RemoteTraceback,
+    ResourceError,
+    SerializeError,
+    VersionMismatchError,
+)
+
 if TYPE_CHECKING:
     from parl.remote.actor import Future, RemoteActor, actor_id, remote_class
     from parl.remote.client import Client, connect, disconnect, get_client
     from parl.remote.config import Timeouts
-    from parl.remote.exceptions import (
-        ActorDiedError,
-        ConnectError,
-        DeserializeError,
-        FutureGetRepeatedlyError,
-        FutureObjectEmpty,
-        MasterLostError,
-        MemoryLimitError,
-        RemoteAttributeError,
-        RemoteError,
-        RemoteTraceback,
-        ResourceError,
-        SerializeError,
-        VersionMismatchError,
-    )
 
 _EXPORTS = {
     "parl.remote.actor": ("Future", "RemoteActor", "actor_id", "remote_class"),
     "parl.remote.client": ("Client", "connect", "disconnect", "get_client"),
     "parl.remote.config": ("Timeouts",),
-    "parl.remote.exceptions": (
-        "ActorDiedError",
-        "ConnectError",
-        "DeserializeError",
-        "FutureGetRepeatedlyError",
-        "FutureObjectEmpty",
-        "MasterLostError",
-        "MemoryLimitError",
-        "RemoteAttributeError",
-        "RemoteError",
-        "RemoteTraceback",
-        "ResourceError",
-        "SerializeError",
-        "VersionMismatchError",
-    ),
 }
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 
