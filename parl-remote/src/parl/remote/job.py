@@ -216,8 +216,12 @@ class Job:
             traceback.print_exc()
             self._reply(identity, seq, P.REPLY_ERROR, [error_payload("user", exc, skip_frames=1)])
             return
+        self._reply_value(identity, seq, result, f"the return value of `{name}`")
+
+    def _reply_value(self, identity: bytes, seq: bytes, value: Any, what: str) -> None:
+        """Send ``value`` back, or a serialize error naming ``what`` if it cannot be pickled."""
         try:
-            out = dumps(result, f"the return value of `{name}`")
+            out = dumps(value, what)
         except SerializeError as exc:
             self._reply(identity, seq, P.REPLY_ERROR, [error_payload("serialize", exc)])
             return
@@ -232,12 +236,7 @@ class Job:
         except BaseException as exc:
             self._reply(identity, seq, P.REPLY_ERROR, [error_payload("user", exc, skip_frames=1)])
             return
-        try:
-            out = dumps(value, f"the attribute `{name}`")
-        except SerializeError as exc:
-            self._reply(identity, seq, P.REPLY_ERROR, [error_payload("serialize", exc)])
-            return
-        self._reply(identity, seq, P.REPLY_OK, out)
+        self._reply_value(identity, seq, value, f"the attribute `{name}`")
 
     def _set(self, identity: bytes, seq: bytes, name: str, frames: list[Any]) -> None:
         try:
