@@ -34,9 +34,11 @@ def as_batch_obs(obs: Any, where: str) -> paddle.Tensor:
     return tensor
 
 
-def as_batch_vector(value: Any, batch: int, name: str, where: str) -> paddle.Tensor:
-    """Return a float32 ``[B]`` tensor from a ``[B]`` or ``[B, 1]`` input."""
-    tensor = to_tensor(value, "float32")
+def as_batch_vector(
+    value: Any, batch: int, name: str, where: str, dtype: str = "float32"
+) -> paddle.Tensor:
+    """Return a ``[B]`` tensor of ``dtype`` from a ``[B]`` or ``[B, 1]`` input."""
+    tensor = to_tensor(value, dtype)
     if tensor.ndim == 2 and tensor.shape[1] == 1:
         tensor = tensor.squeeze(-1)
     if tensor.ndim != 1 or tensor.shape[0] != batch:
@@ -55,15 +57,7 @@ def as_batch_actions(action: Any, batch: int, where: str) -> paddle.Tensor:
             f"{getattr(action, 'dtype', type(action).__name__)}; cast them, e.g. "
             "action.astype('int64')"
         )
-    tensor = to_tensor(action, "int64")
-    if tensor.ndim == 2 and tensor.shape[1] == 1:
-        tensor = tensor.squeeze(-1)
-    if tensor.ndim != 1 or tensor.shape[0] != batch:
-        raise ValueError(
-            f"{where}: discrete actions must have shape [{batch}] or [{batch}, 1] to match "
-            f"the {batch} observations, got {list(tensor.shape)}"
-        )
-    return tensor
+    return as_batch_vector(action, batch, "discrete actions", where, "int64")
 
 
 def check_action_range(action: paddle.Tensor, n_actions: int, where: str) -> None:
