@@ -8,7 +8,40 @@ import gymnasium as gym
 import numpy as np
 
 
-class IdentityEnv(gym.Env[np.ndarray, np.int64]):
+class _IdentityTask(gym.Env[np.ndarray, Any]):
+    """Episode bookkeeping shared by the identity tasks: a fresh observation every step.
+
+    Subclasses set the spaces and define :meth:`_observe` (draw the next observation) and
+    :meth:`_reward` (score an action against the current observation).
+    """
+
+    # gymnasium declares `metadata` as an instance attribute, so no ClassVar here.
+    metadata: dict[str, Any] = {"render_modes": []}  # noqa: RUF012
+
+    def __init__(self, episode_length: int) -> None:
+        self.episode_length = episode_length
+        self._steps = 0
+
+    def _observe(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def _reward(self, action: Any) -> float:
+        raise NotImplementedError
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        self._steps = 0
+        return self._observe(), {}
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        reward = self._reward(action)
+        self._steps += 1
+        return self._observe(), reward, self._steps >= self.episode_length, False, {}
+
+
+class IdentityEnv(_IdentityTask):
     """Discrete identity task: the observation one-hot encodes a target, reward 1 for naming it.
 
     Every step draws a new target, so the best return is ``episode_length``; a random policy
@@ -19,18 +52,14 @@ class IdentityEnv(gym.Env[np.ndarray, np.int64]):
         episode_length: steps per episode.
     """
 
-    # gymnasium declares `metadata` as an instance attribute, so no ClassVar here.
-    metadata: dict[str, Any] = {"render_modes": []}  # noqa: RUF012
-
     def __init__(self, n: int = 4, episode_length: int = 20) -> None:
         if n < 2 or episode_length < 1:
             raise ValueError(f"need n >= 2 and episode_length >= 1, got {n}, {episode_length}")
+        super().__init__(episode_length)
         self.n = n
-        self.episode_length = episode_length
         self.observation_space = gym.spaces.Box(0.0, 1.0, shape=(n,), dtype=np.float32)
         self.action_space = gym.spaces.Discrete(n)
         self._target = 0
-        self._steps = 0
 
     def _observe(self) -> np.ndarray:
         self._target = int(self.np_random.integers(self.n))
@@ -38,22 +67,13 @@ class IdentityEnv(gym.Env[np.ndarray, np.int64]):
         obs[self._target] = 1.0
         return obs
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[np.ndarray, dict[str, Any]]:
-        super().reset(seed=seed)
-        self._steps = 0
-        return self._observe(), {}
-
-    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+    def _reward(self, action: Any) -> float:
         if not self.action_space.contains(np.int64(action)):
             raise ValueError(f"action must be an int in [0, {self.n}), got {action!r}")
-        reward = 1.0 if int(action) == self._target else 0.0
-        self._steps += 1
-        return self._observe(), reward, self._steps >= self.episode_length, False, {}
+        return 1.0 if int(action) == self._target else 0.0
 
 
-class IdentityEnvBox(gym.Env[np.ndarray, np.ndarray]):
+class IdentityEnvBox(_IdentityTask):
     """Continuous identity task: reward ``-mean((action - obs)²)``, best return 0.
 
     Observations are uniform in ``[-1, 1]^dim``; the episode terminates after
@@ -64,34 +84,21 @@ class IdentityEnvBox(gym.Env[np.ndarray, np.ndarray]):
         episode_length: steps per episode.
     """
 
-    # gymnasium declares `metadata` as an instance attribute, so no ClassVar here.
-    metadata: dict[str, Any] = {"render_modes": []}  # noqa: RUF012
-
     def __init__(self, dim: int = 1, episode_length: int = 20) -> None:
         if dim < 1 or episode_length < 1:
             raise ValueError(f"need dim >= 1 and episode_length >= 1, got {dim}, {episode_length}")
+        super().__init__(episode_length)
         self.dim = dim
-        self.episode_length = episode_length
         self.observation_space = gym.spaces.Box(-1.0, 1.0, shape=(dim,), dtype=np.float32)
         self.action_space = gym.spaces.Box(-1.0, 1.0, shape=(dim,), dtype=np.float32)
         self._obs = np.zeros(dim, dtype=np.float32)
-        self._steps = 0
 
     def _observe(self) -> np.ndarray:
         self._obs = self.np_random.uniform(-1.0, 1.0, self.dim).astype(np.float32)
         return self._obs
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[np.ndarray, dict[str, Any]]:
-        super().reset(seed=seed)
-        self._steps = 0
-        return self._observe(), {}
-
-    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+    def _reward(self, action: Any) -> float:
         act = np.asarray(action, dtype=np.float32).reshape(-1)
         if act.shape != (self.dim,):
             raise ValueError(f"action must have shape ({self.dim},), got {np.shape(action)}")
-        reward = -float(np.mean((act - self._obs) ** 2))
-        self._steps += 1
-        return self._observe(), reward, self._steps >= self.episode_length, False, {}
+        return -float(np.mean((act - self._obs) ** 2))
