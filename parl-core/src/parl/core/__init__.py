@@ -1,7 +1,7 @@
 """The paddle-backed core of PARL: :class:`Model`, :class:`Algorithm`, :class:`Agent`.
 
-Importing a submodule of ``parl.core`` other than :mod:`parl.core.config` and
-:mod:`parl.core.errors` imports paddle. ``import parl`` calls :func:`prefer_fast_mkl_kernels`
+Importing a submodule of ``parl.core`` other than :mod:`parl.core.config`,
+:mod:`parl.core.errors` and :mod:`parl.core.files` imports paddle. ``import parl`` calls :func:`prefer_fast_mkl_kernels`
 first, so that paddle, whenever it loads, finds its MKL set up for the CPU.
 """
 
