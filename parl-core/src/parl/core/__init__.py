@@ -1,8 +1,9 @@
 """The paddle-backed core of PARL: :class:`Model`, :class:`Algorithm`, :class:`Agent`.
 
 Importing a submodule of ``parl.core`` other than :mod:`parl.core.config`,
-:mod:`parl.core.errors` and :mod:`parl.core.files` imports paddle. ``import parl`` calls :func:`prefer_fast_mkl_kernels`
-first, so that paddle, whenever it loads, finds its MKL set up for the CPU.
+:mod:`parl.core.errors` and :mod:`parl.core.files` imports paddle. ``import parl`` calls
+:func:`prefer_fast_mkl_kernels` first, so that paddle, whenever it loads, finds its MKL set up
+for the CPU.
 """
 
 from __future__ import annotations
