@@ -1,0 +1,379 @@
+"""Sybil parsers and evaluators that run the code blocks of the docs and of docstrings.
+
+A page's blocks run top to bottom in one namespace, inside a :class:`Workspace` (a scratch
+directory that mirrors the repository), so that ``python examples/...`` works and whatever a
+block writes never lands in the checkout. Two markers, written as comments just above a block,
+change how it runs:
+
+- ``skip: next "reason"`` (sybil's own skip directive, here with a reason that is required):
+  the block is reported as skipped with that reason;
+- ``budget: "as shown" -> "as run"``: the block runs with that text replaced, so that a
+  long training command runs on a tiny budget through the same code path.
+"""
+
+from __future__ import annotations
+
+import ast
+import doctest
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from unittest import SkipTest
+from weakref import WeakKeyDictionary
+
+from sybil import Document, Example, Region
+from sybil.evaluators.doctest import DocTestEvaluator
+from sybil.evaluators.python import pad
+from sybil.parsers.abstract import AbstractSkipParser, DocTestStringParser
+from sybil.parsers.abstract.lexers import LexerCollection
+from sybil.parsers.markdown.lexers import DirectiveInHTMLCommentLexer, FencedCodeBlockLexer
+from sybil.parsers.myst import CodeBlockParser as MystCodeBlockParser
+from sybil.parsers.myst.lexers import DirectiveInPercentCommentLexer
+from sybil.parsers.rest import CodeBlockParser as RestCodeBlockParser
+from sybil.parsers.rest.lexers import DirectiveInCommentLexer
+from sybil.typing import Lexer
+
+#: Fence languages whose blocks run, and those that are data or output (shown, never run).
+PYTHON = "python"
+SHELL = frozenset({"bash", "sh", "shell"})
+NOT_CODE = frozenset({"text", "toml", "yaml", "ini", "json", "markdown", "rst"})
+
+#: Seconds a shell block may run before it is killed and fails.
+SHELL_TIMEOUT_S = 180.0
+
+#: Shell lines that change an environment or fetch from the network: never run by the docs.
+_INSTALLS = re.compile(r"^\s*(pip3?|python3? -m pip|uv pip|uv sync|git clone)\b", re.MULTILINE)
+
+_QUOTED = r'"(?:[^"\\]|\\.)*"'
+_BUDGET_PAIR = re.compile(rf"\s*({_QUOTED})\s*->\s*({_QUOTED})\s*(?:,|$)")
+
+Budget = list[tuple[str, str]]
+_pending_budget: WeakKeyDictionary[Document, Budget] = WeakKeyDictionary()
+
+
+def parse_budget(arguments: str) -> Budget:
+    """Parse ``"old" -> "new"[, "old2" -> "new2"]`` (Python string literals) into pairs."""
+    pairs: Budget = []
+    position = 0
+    text = arguments.strip()
+    while position < len(text):
+        match = _BUDGET_PAIR.match(text, position)
+        if match is None:
+            raise ValueError(
+                f"malformed budget marker {arguments!r}: write "
+                '`budget: "text the page shows" -> "text CI runs"`'
+            )
+        pairs.append((ast.literal_eval(match[1]), ast.literal_eval(match[2])))
+        position = match.end()
+    if not pairs:
+        raise ValueError('empty budget marker: write `budget: "as shown" -> "as run"`')
+    return pairs
+
+
+def apply_budget(source: str, budget: Budget) -> str:
+    """Replace each ``old`` by ``new``; fail if an ``old`` no longer occurs in the block."""
+    for old, new in budget:
+        if old not in source:
+            raise AssertionError(
+                f"budget marker: {old!r} does not occur in the block below it; "
+                "update the marker to the block's current text"
+            )
+        source = source.replace(old, new)
+    return source
+
+
+def _take_budget(example: Example) -> Budget:
+    return _pending_budget.pop(example.document, [])
+
+
+def _evaluate_budget(example: Example) -> None:
+    if example.document in _pending_budget:
+        raise AssertionError("two budget markers without a code block between them")
+    _pending_budget[example.document] = example.parsed
+
+
+def _budget_lexers(flavour: str) -> list[Lexer]:
+    if flavour == "rest":
+        return [DirectiveInCommentLexer(directive="budget")]
+    return [
+        DirectiveInPercentCommentLexer(directive="budget"),
+        DirectiveInHTMLCommentLexer(directive="budget"),
+    ]
+
+
+class BudgetParser:
+    """Parse ``budget:`` markers; the next code block runs with their replacements."""
+
+    def __init__(self, flavour: str) -> None:
+        self.lexers = LexerCollection(_budget_lexers(flavour))
+
+    def __call__(self, document: Document) -> Iterable[Region]:
+        for lexed in self.lexers(document):
+            pairs = parse_budget(lexed.lexemes["arguments"] or "")
+            yield Region(lexed.start, lexed.end, pairs, _evaluate_budget)
+
+
+def _skip_lexers(flavour: str) -> list[Lexer]:
+    if flavour == "rest":
+        return [DirectiveInCommentLexer(directive="skip")]
+    return [
+        DirectiveInPercentCommentLexer(directive="skip"),
+        DirectiveInHTMLCommentLexer(directive="skip"),
+    ]
+
+
+class SkipParser(AbstractSkipParser):
+    """Sybil's ``skip:`` directive, with the reason required for ``next`` and ``start``."""
+
+    def __init__(self, flavour: str) -> None:
+        super().__init__(_skip_lexers(flavour))
+
+    def __call__(self, document: Document) -> Iterable[Region]:
+        for region in super().__call__(document):
+            action, reason = region.parsed
+            if action in ("next", "start") and not reason:
+                line = document.text.count("\n", 0, region.start) + 1
+                raise ValueError(
+                    f'{document.path}:{line}: "skip: {action}" needs a reason, e.g. '
+                    f'skip: {action} "needs a second machine"'
+                )
+            yield region
+
+
+def run_python(example: Example) -> None:
+    """Execute a Python block in the page's namespace, with its budget applied."""
+    __tracebackhide__ = True
+    source = apply_budget(str(example.parsed), _take_budget(example))
+    padded = pad(source, example.line + example.parsed.line_offset)
+    exec(compile(padded, example.path, "exec", dont_inherit=True), example.namespace)
+    example.namespace.pop("__builtins__", None)
+
+
+class DocTestBlock(DocTestEvaluator):
+    """Sybil's doctest evaluator that reports ``# doctest: +SKIP`` examples as skipped."""
+
+    def __call__(self, example: Example) -> str:
+        if example.parsed.options.get(doctest.SKIP):
+            comment = example.parsed.source.split("#")[1:-1]
+            reason = "#".join(comment).strip() or "no reason given"
+            raise SkipTest(f"doctest +SKIP ({reason}): {example.parsed.source.strip()}")
+        if _take_budget(example):
+            raise AssertionError("a budget marker cannot apply to a >>> block")
+        return super().__call__(example)
+
+
+DOCTEST_FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+
+
+class DocTestParser:
+    """``>>>`` examples anywhere in a document (docstrings, rst pages)."""
+
+    def __init__(self) -> None:
+        self.string_parser = DocTestStringParser(DocTestBlock(DOCTEST_FLAGS))
+
+    def __call__(self, document: Document) -> Iterable[Region]:
+        return self.string_parser(document.text, document.path)
+
+
+def _code_block_parser(flavour: str, language: str, evaluator: Callable[[Example], Any]) -> Any:
+    parser_class = RestCodeBlockParser if flavour == "rest" else MystCodeBlockParser
+    return parser_class(language, evaluator)
+
+
+class PythonBlockParser:
+    """Python blocks: run as code, or as doctests when they start with ``>>>``."""
+
+    def __init__(self, flavour: str) -> None:
+        self.code = _code_block_parser(flavour, PYTHON, run_python)
+        self.doctest = DocTestStringParser(DocTestBlock(DOCTEST_FLAGS))
+
+    def __call__(self, document: Document) -> Iterable[Region]:
+        for region in self.code(document):
+            source = region.parsed
+            if not source.startswith(">>>"):
+                yield region
+                continue
+            for doctest_region in self.doctest(source, document.path):
+                doctest_region.adjust(region, source)
+                yield doctest_region
+
+
+class ShellBlockParser:
+    """``bash``/``sh``/``shell`` blocks: each runs as a ``bash -euo pipefail`` script."""
+
+    def __init__(self, flavour: str) -> None:
+        self.parsers = [_code_block_parser(flavour, lang, run_shell) for lang in sorted(SHELL)]
+
+    def __call__(self, document: Document) -> Iterable[Region]:
+        for parser in self.parsers:
+            yield from parser(document)
+
+
+def _unknown_language(example: Example) -> None:
+    language = example.parsed or "(none)"
+    known = ", ".join(sorted({PYTHON, *SHELL, *NOT_CODE}))
+    raise AssertionError(
+        f"code block with language {language!r}: the docs run python and shell blocks and "
+        f"show data blocks; give the fence one of: {known}"
+    )
+
+
+class LanguageCheckParser:
+    """Fail on fenced blocks whose language is missing or neither run nor declared as data."""
+
+    lexer = FencedCodeBlockLexer(language=r"[^\n]*")
+
+    def __call__(self, document: Document) -> Iterable[Region]:
+        for lexed in self.lexer(document):
+            language = lexed.lexemes["language"].strip()
+            if language.startswith("{") or language in {PYTHON, *SHELL, *NOT_CODE}:
+                continue
+            yield Region(lexed.start, lexed.end, language, _unknown_language)
+
+
+def myst_parsers() -> list[Any]:
+    """Every parser a MyST page needs."""
+    return [
+        SkipParser("myst"),
+        BudgetParser("myst"),
+        PythonBlockParser("myst"),
+        ShellBlockParser("myst"),
+        LanguageCheckParser(),
+    ]
+
+
+def rest_parsers() -> list[Any]:
+    """Every parser an rst page needs (a bare ``>>>`` paragraph counts as a block)."""
+    return [
+        SkipParser("rest"),
+        BudgetParser("rest"),
+        _code_block_parser("rest", PYTHON, run_python),
+        ShellBlockParser("rest"),
+        DocTestParser(),
+    ]
+
+
+@dataclass
+class Workspace:
+    """A scratch directory mirroring the repository's top-level entries (as symlinks).
+
+    Blocks run with it as their working directory and with ``XPARL_HOME`` inside it, so that
+    ``python examples/...`` finds the examples, files a page writes vanish with it, and an
+    xparl cluster a page starts is recorded (and stopped) here only.
+    """
+
+    root: Path
+    path: Path = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.path = Path(tempfile.mkdtemp(prefix="parl-docs-"))
+        for entry in self.root.iterdir():
+            if not entry.name.startswith(".") and entry.name != "train_log":
+                (self.path / entry.name).symlink_to(entry)
+
+    @property
+    def env(self) -> dict[str, str]:
+        """Variables set while a page runs (the interpreter's bin first on PATH)."""
+        bin_dir = str(Path(sys.executable).parent)
+        return {
+            "PATH": bin_dir + os.pathsep + os.environ.get("PATH", ""),
+            "XPARL_HOME": str(self.path / ".parl_data"),
+            "MPLBACKEND": "Agg",
+            "PYTHONHASHSEED": "0",
+        }
+
+    def remove(self) -> None:
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+@dataclass
+class PageRun:
+    """Set up and tear down the workspace around each document (sybil ``setup``/``teardown``)."""
+
+    root: Path
+    _saved: tuple[Workspace, str, dict[str, str]] | None = None
+
+    def setup(self, namespace: dict[str, Any]) -> None:
+        workspace = Workspace(self.root)
+        self._saved = (workspace, os.getcwd(), dict(os.environ))
+        os.environ.update(workspace.env)
+        os.chdir(workspace.path)
+        # As for a script in that folder: modules a page writes there are importable.
+        sys.path.insert(0, str(workspace.path))
+
+    def teardown(self, namespace: dict[str, Any]) -> None:
+        assert self._saved is not None, "teardown without setup"
+        workspace, cwd, environ = self._saved
+        self._saved = None
+        try:
+            _stop_what_the_page_started(workspace)
+        finally:
+            sys.path.remove(str(workspace.path))
+            _forget_modules_under(workspace.path)
+            os.chdir(cwd)
+            os.environ.clear()
+            os.environ.update(environ)
+            workspace.remove()
+
+
+def _forget_modules_under(folder: Path) -> None:
+    """Drop modules imported from ``folder``, so that the next page imports its own."""
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if file and Path(file).is_relative_to(folder):
+            del sys.modules[name]
+
+
+def _stop_what_the_page_started(workspace: Workspace) -> None:
+    """Stop an embedded cluster, xparl clusters recorded in the workspace, open metric sinks."""
+    if "parl.remote" in sys.modules:
+        sys.modules["parl.remote"].disconnect()
+    if "parl.utils.summary" in sys.modules:
+        sys.modules["parl.utils.summary"].close()
+    if (workspace.path / ".parl_data" / "clusters").exists():
+        subprocess.run(["xparl", "stop"], env=os.environ.copy(), timeout=60, check=False)
+
+
+def run_shell(example: Example) -> None:
+    """Run a shell block in the page's workspace; fail with its output if it exits non-zero."""
+    __tracebackhide__ = True
+    source = apply_budget(str(example.parsed), _take_budget(example))
+    if _INSTALLS.search(source):
+        raise AssertionError(
+            "this block installs packages or clones a repository, which the docs never do "
+            'to the environment they run in: put `skip: next "why"` above it'
+        )
+    code, output = _run_bash(source, Path.cwd())
+    if code != 0:
+        raise AssertionError(f"shell block exited with {code}:\n{source}\n--- output ---\n{output}")
+
+
+def _run_bash(source: str, cwd: Path) -> tuple[int, str]:
+    process = subprocess.Popen(
+        ["bash", "-euo", "pipefail", "-c", source],
+        cwd=cwd,
+        env=os.environ.copy(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,  # its own process group, so a timeout stops its children too
+    )
+    try:
+        output, _ = process.communicate(timeout=SHELL_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        output, _ = process.communicate()
+        return -1, f"killed after {SHELL_TIMEOUT_S:.0f} s\n{_tail(output)}"
+    return process.returncode, _tail(output)
+
+
+def _tail(text: str, lines: int = 40) -> str:
+    return "\n".join(text.splitlines()[-lines:])
