@@ -19,13 +19,13 @@ import typing
 from pathlib import Path
 from typing import Any
 
+import parl
+
 import yaml
 from docutils import nodes
 from pydantic.fields import FieldInfo
 from sphinx.application import Sphinx
 from sphinx.config import Config
-
-import parl
 
 from parl_docs.rst import RstDirective, list_table, literal
 
@@ -121,10 +121,8 @@ def field_row(name: str, field: FieldInfo) -> list[str]:
     """One table row: field, type, default, bounds, description (rst inline)."""
     text, bounds = describe_type(field.annotation)
     bounds = bounds_of(field.metadata) + bounds
-    if field.default_factory is not None:
-        default = "(computed)"
-    else:
-        default = literal(repr(field.default))
+    computed = field.default_factory is not None
+    default = "(computed)" if computed else literal(repr(field.default))
     description = field.description or "**undocumented**"
     return [literal(name), literal(text), default, ", ".join(bounds) or "—", description]
 

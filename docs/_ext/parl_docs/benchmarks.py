@@ -12,18 +12,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from docutils import nodes  # noqa: E402
-from docutils.parsers.rst import directives  # noqa: E402
-from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError  # noqa: E402
-from sphinx.application import Sphinx  # noqa: E402
+import matplotlib.pyplot as plt
+from docutils import nodes
+from docutils.parsers.rst import directives
+from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError
+from sphinx.application import Sphinx
 
-from parl_docs.rst import RstDirective, list_table, literal  # noqa: E402
+from parl_docs.rst import RstDirective, list_table, literal
 
 #: Where generated figures go, inside the docs source folder (ignored by git).
 GENERATED = Path("_generated") / "benchmarks"
@@ -135,7 +135,10 @@ class BenchmarkResultsDirective(RstDirective):
     """``.. benchmark-results:: PATH``: provenance, learning curves and a table per env."""
 
     required_arguments = 1
-    option_spec = {"env": directives.unchanged, "title": directives.unchanged}
+    option_spec: ClassVar[dict[str, Any]] = {
+        "env": directives.unchanged,
+        "title": directives.unchanged,
+    }
 
     def run(self) -> list[nodes.Node]:
         srcdir = Path(self.env.srcdir)

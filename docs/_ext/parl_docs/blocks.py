@@ -9,6 +9,9 @@ change how it runs:
   the block is reported as skipped with that reason;
 - ``budget: "as shown" -> "as run"``: the block runs with that text replaced, so that a
   long training command runs on a tiny budget through the same code path.
+
+A ``code-block`` directive whose caption reads ``file: PATH`` is not run: it is written to
+``PATH`` in the workspace, as a reader saves it, for the blocks after it to use.
 """
 
 from __future__ import annotations
@@ -183,27 +186,78 @@ class DocTestParser:
         return self.string_parser(document.text, document.path)
 
 
+FILE_CAPTION = "file: "
+
+
+def file_target(region: Region) -> str | None:
+    """The path of a ``:caption: file: PATH`` block, else None."""
+    caption = str(region.lexemes.get("options", {}).get("caption", ""))
+    return caption[len(FILE_CAPTION) :].strip() if caption.startswith(FILE_CAPTION) else None
+
+
+def write_file(example: Example) -> None:
+    """Write a ``file:`` block (budget applied) to its path inside the workspace."""
+    __tracebackhide__ = True
+    target, text = example.parsed
+    path = Path(target)
+    if path.is_absolute() or ".." in path.parts:
+        raise AssertionError(f"file: {target!r} must be a relative path inside the workspace")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(apply_budget(text, _take_budget(example)), encoding="utf-8")
+
+
+def _as_file(region: Region) -> Region | None:
+    target = file_target(region)
+    if target is None:
+        return None
+    region.parsed, region.evaluator = (target, str(region.parsed)), write_file
+    return region
+
+
 def _code_block_parser(flavour: str, language: str, evaluator: Callable[[Example], Any]) -> Any:
     parser_class = RestCodeBlockParser if flavour == "rest" else MystCodeBlockParser
     return parser_class(language, evaluator)
 
 
 class PythonBlockParser:
-    """Python blocks: run as code, or as doctests when they start with ``>>>``."""
+    """Python blocks: run as code, written as files, or run as doctests (``>>>``).
+
+    In rst pages a separate :class:`DocTestParser` finds every ``>>>`` example, those in
+    code blocks included, so this parser leaves them alone there.
+    """
 
     def __init__(self, flavour: str) -> None:
         self.code = _code_block_parser(flavour, PYTHON, run_python)
-        self.doctest = DocTestStringParser(DocTestBlock(DOCTEST_FLAGS))
+        self.doctest = (
+            DocTestStringParser(DocTestBlock(DOCTEST_FLAGS)) if flavour != "rest" else None
+        )
 
     def __call__(self, document: Document) -> Iterable[Region]:
         for region in self.code(document):
             source = region.parsed
-            if not source.startswith(">>>"):
+            file_region = _as_file(region)
+            if file_region is not None:
+                yield file_region
+            elif not source.startswith(">>>"):
                 yield region
-                continue
-            for doctest_region in self.doctest(source, document.path):
-                doctest_region.adjust(region, source)
-                yield doctest_region
+            elif self.doctest is not None:
+                for doctest_region in self.doctest(source, document.path):
+                    doctest_region.adjust(region, source)
+                    yield doctest_region
+
+
+class FileBlockParser:
+    """Data blocks (toml, yaml, ...) captioned ``file: PATH``: written to that path."""
+
+    def __init__(self, flavour: str) -> None:
+        self.parsers = [_code_block_parser(flavour, lang, write_file) for lang in sorted(NOT_CODE)]
+
+    def __call__(self, document: Document) -> Iterable[Region]:
+        for parser in self.parsers:
+            for region in parser(document):
+                file_region = _as_file(region)
+                if file_region is not None:
+                    yield file_region
 
 
 class ShellBlockParser:
@@ -246,6 +300,7 @@ def myst_parsers() -> list[Any]:
         BudgetParser("myst"),
         PythonBlockParser("myst"),
         ShellBlockParser("myst"),
+        FileBlockParser("myst"),
         LanguageCheckParser(),
     ]
 
@@ -255,8 +310,9 @@ def rest_parsers() -> list[Any]:
     return [
         SkipParser("rest"),
         BudgetParser("rest"),
-        _code_block_parser("rest", PYTHON, run_python),
+        PythonBlockParser("rest"),
         ShellBlockParser("rest"),
+        FileBlockParser("rest"),
         DocTestParser(),
     ]
 

@@ -9,7 +9,9 @@ from docutils.statemachine import StringList
 from sphinx.util.docutils import SphinxDirective
 
 
-def list_table(header: Sequence[str], rows: Sequence[Sequence[str]], widths: str = "auto") -> list[str]:
+def list_table(
+    header: Sequence[str], rows: Sequence[Sequence[str]], widths: str = "auto"
+) -> list[str]:
     """Lines of an rst ``list-table`` whose cells are rst inline text."""
     lines = [".. list-table::", "   :header-rows: 1", f"   :widths: {widths}", ""]
     for row in [header, *rows]:

@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 from sybil import Example, Sybil
-from sybil.sybil import SybilCollection
 from sybil.document import PythonDocStringDocument
 from sybil.example import NotEvaluated
 from sybil.integration.pytest import SybilItem
+from sybil.sybil import SybilCollection
 
 from parl_docs.blocks import DocTestParser, PageRun, SkipParser, myst_parsers, rest_parsers
 
