@@ -103,12 +103,13 @@ def _evaluate_budget(example: Example) -> None:
     _pending_budget[example.document] = example.parsed
 
 
-def _budget_lexers(flavour: str) -> list[Lexer]:
+def marker_lexers(flavour: str, directive: str) -> list[Lexer]:
+    """Lexers of a ``directive: arguments`` comment: rst ``..``, MyST ``%`` or ``<!-- -->``."""
     if flavour == "rest":
-        return [DirectiveInCommentLexer(directive="budget")]
+        return [DirectiveInCommentLexer(directive=directive)]
     return [
-        DirectiveInPercentCommentLexer(directive="budget"),
-        DirectiveInHTMLCommentLexer(directive="budget"),
+        DirectiveInPercentCommentLexer(directive=directive),
+        DirectiveInHTMLCommentLexer(directive=directive),
     ]
 
 
@@ -116,7 +117,7 @@ class BudgetParser:
     """Parse ``budget:`` markers; the next code block runs with their replacements."""
 
     def __init__(self, flavour: str) -> None:
-        self.lexers = LexerCollection(_budget_lexers(flavour))
+        self.lexers = LexerCollection(marker_lexers(flavour, "budget"))
 
     def __call__(self, document: Document) -> Iterable[Region]:
         for lexed in self.lexers(document):
@@ -124,20 +125,11 @@ class BudgetParser:
             yield Region(lexed.start, lexed.end, pairs, _evaluate_budget)
 
 
-def _skip_lexers(flavour: str) -> list[Lexer]:
-    if flavour == "rest":
-        return [DirectiveInCommentLexer(directive="skip")]
-    return [
-        DirectiveInPercentCommentLexer(directive="skip"),
-        DirectiveInHTMLCommentLexer(directive="skip"),
-    ]
-
-
 class SkipParser(AbstractSkipParser):
     """Sybil's ``skip:`` directive, with the reason required for ``next`` and ``start``."""
 
     def __init__(self, flavour: str) -> None:
-        super().__init__(_skip_lexers(flavour))
+        super().__init__(marker_lexers(flavour, "skip"))
 
     def __call__(self, document: Document) -> Iterable[Region]:
         for region in super().__call__(document):
@@ -246,29 +238,38 @@ class PythonBlockParser:
                     yield doctest_region
 
 
-class FileBlockParser:
-    """Data blocks (toml, yaml, ...) captioned ``file: PATH``: written to that path."""
+class BlocksParser:
+    """Blocks of the given fence languages, evaluated by ``evaluator``.
 
-    def __init__(self, flavour: str) -> None:
-        self.parsers = [_code_block_parser(flavour, lang, write_file) for lang in sorted(NOT_CODE)]
+    ``keep`` may rewrite a region or drop it (return None); by default every block is kept.
+    """
+
+    def __init__(
+        self,
+        flavour: str,
+        languages: Iterable[str],
+        evaluator: Callable[[Example], Any],
+        keep: Callable[[Region], Region | None] = lambda region: region,
+    ) -> None:
+        self.parsers = [_code_block_parser(flavour, lang, evaluator) for lang in sorted(languages)]
+        self.keep = keep
 
     def __call__(self, document: Document) -> Iterable[Region]:
         for parser in self.parsers:
             for region in parser(document):
-                file_region = _as_file(region)
-                if file_region is not None:
-                    yield file_region
+                kept = self.keep(region)
+                if kept is not None:
+                    yield kept
 
 
-class ShellBlockParser:
+def shell_parser(flavour: str) -> BlocksParser:
     """``bash``/``sh``/``shell`` blocks: each runs as a ``bash -euo pipefail`` script."""
+    return BlocksParser(flavour, SHELL, run_shell)
 
-    def __init__(self, flavour: str) -> None:
-        self.parsers = [_code_block_parser(flavour, lang, run_shell) for lang in sorted(SHELL)]
 
-    def __call__(self, document: Document) -> Iterable[Region]:
-        for parser in self.parsers:
-            yield from parser(document)
+def file_parser(flavour: str) -> BlocksParser:
+    """Data blocks (toml, yaml, ...) captioned ``file: PATH``: written to that path."""
+    return BlocksParser(flavour, NOT_CODE, write_file, keep=_as_file)
 
 
 def _unknown_language(example: Example) -> None:
@@ -293,28 +294,20 @@ class LanguageCheckParser:
             yield Region(lexed.start, lexed.end, language, _unknown_language)
 
 
-def myst_parsers() -> list[Any]:
-    """Every parser a MyST page needs."""
-    return [
-        SkipParser("myst"),
-        BudgetParser("myst"),
-        PythonBlockParser("myst"),
-        ShellBlockParser("myst"),
-        FileBlockParser("myst"),
-        LanguageCheckParser(),
-    ]
+def parsers(flavour: str) -> list[Any]:
+    """Every parser a page needs: ``"myst"`` (Markdown) or ``"rest"``.
 
-
-def rest_parsers() -> list[Any]:
-    """Every parser an rst page needs (a bare ``>>>`` paragraph counts as a block)."""
-    return [
-        SkipParser("rest"),
-        BudgetParser("rest"),
-        PythonBlockParser("rest"),
-        ShellBlockParser("rest"),
-        FileBlockParser("rest"),
-        DocTestParser(),
+    An rst page also runs its bare ``>>>`` paragraphs; a MyST page fails on fences whose
+    language is neither run nor shown as data.
+    """
+    common = [
+        SkipParser(flavour),
+        BudgetParser(flavour),
+        PythonBlockParser(flavour),
+        shell_parser(flavour),
+        file_parser(flavour),
     ]
+    return [*common, DocTestParser() if flavour == "rest" else LanguageCheckParser()]
 
 
 @dataclass

@@ -21,7 +21,7 @@ from sybil.example import NotEvaluated
 from sybil.integration.pytest import SybilItem
 from sybil.sybil import SybilCollection
 
-from parl_docs.blocks import DocTestParser, PageRun, SkipParser, myst_parsers, rest_parsers
+from parl_docs.blocks import DocTestParser, PageRun, SkipParser, parsers
 
 ROOT = Path(__file__).resolve().parents[3]
 DOCS = ROOT / "docs"
@@ -66,8 +66,8 @@ def sybils(root: Path = ROOT) -> SybilCollection:
     options: dict[str, Any] = {"setup": page.setup, "teardown": page.teardown}
     collection = SybilCollection(
         [
-            Sybil(myst_parsers(), patterns=["*.md"], **_where(root, docs), **options),
-            Sybil(rest_parsers(), patterns=["*.rst"], **_where(root, docs), **options),
+            Sybil(parsers("myst"), patterns=["*.md"], **_where(root, docs), **options),
+            Sybil(parsers("rest"), patterns=["*.rst"], **_where(root, docs), **options),
         ]
     )
     for src in sorted(root.glob("parl-*/src")):

@@ -6,7 +6,7 @@ from pathlib import Path
 from unittest import SkipTest
 
 import pytest
-from parl_docs.blocks import PageRun, apply_budget, myst_parsers, parse_budget, rest_parsers
+from parl_docs.blocks import PageRun, apply_budget, parse_budget, parsers
 from parl_docs.runner import module_name
 from sybil import Sybil
 
@@ -18,8 +18,8 @@ def run_page(tmp_path: Path, text: str, suffix: str = ".md") -> list[str]:
     (root / "marker.txt").write_text("from the repository")
     page = root / f"page{suffix}"
     page.write_text(text)
-    parsers = myst_parsers() if suffix == ".md" else rest_parsers()
-    document = Sybil(parsers, path=str(root)).parse(page)
+    flavour = "myst" if suffix == ".md" else "rest"
+    document = Sybil(parsers(flavour), path=str(root)).parse(page)
     run = PageRun(root)
     run.setup(document.namespace)
     outcomes = []
