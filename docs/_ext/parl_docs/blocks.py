@@ -182,9 +182,11 @@ FILE_CAPTION = "file: "
 
 
 def file_target(region: Region) -> str | None:
-    """The path of a ``:caption: file: PATH`` block, else None."""
+    """The path of a ``:caption: file: PATH`` block (PATH may be in backquotes), else None."""
     caption = str(region.lexemes.get("options", {}).get("caption", ""))
-    return caption[len(FILE_CAPTION) :].strip() if caption.startswith(FILE_CAPTION) else None
+    if not caption.startswith(FILE_CAPTION):
+        return None
+    return caption[len(FILE_CAPTION) :].strip().strip("`")
 
 
 def write_file(example: Example) -> None:
@@ -348,11 +350,11 @@ class PageRun:
     """Set up and tear down the workspace around each document (sybil ``setup``/``teardown``)."""
 
     root: Path
-    _saved: tuple[Workspace, str, dict[str, str]] | None = None
+    _saved: tuple[Workspace, str, dict[str, str], list[str]] | None = None
 
     def setup(self, namespace: dict[str, Any]) -> None:
         workspace = Workspace(self.root)
-        self._saved = (workspace, os.getcwd(), dict(os.environ))
+        self._saved = (workspace, os.getcwd(), dict(os.environ), list(sys.path))
         os.environ.update(workspace.env)
         os.chdir(workspace.path)
         # As for a script in that folder: modules a page writes there are importable.
@@ -360,12 +362,14 @@ class PageRun:
 
     def teardown(self, namespace: dict[str, Any]) -> None:
         assert self._saved is not None, "teardown without setup"
-        workspace, cwd, environ = self._saved
+        workspace, cwd, environ, path = self._saved
         self._saved = None
         try:
             _stop_what_the_page_started(workspace)
         finally:
-            sys.path.remove(str(workspace.path))
+            sys.path[:] = path
+            # Finders cached for the page's (relative) path entries point into its workspace.
+            sys.path_importer_cache.clear()
             _forget_modules_under(workspace.path)
             os.chdir(cwd)
             os.environ.clear()

@@ -96,9 +96,10 @@ def test_a_block_without_a_known_language_fails(tmp_path: Path) -> None:
 def test_file_caption_writes_the_block_for_later_blocks(tmp_path: Path) -> None:
     page = (
         "```{code-block} python\n:caption: file: pkg/answer.py\n\nANSWER = 42\n```\n\n"
+        "```{code-block} python\n:caption: file: `pkg/__init__.py`\n\n```\n\n"
         "```python\nfrom pkg.answer import ANSWER\nassert ANSWER == 42\n```\n"
     )
-    assert run_page(tmp_path, page) == ["ok", "ok"]
+    assert run_page(tmp_path, page) == ["ok", "ok", "ok"]
 
 
 def test_rst_pages_run_code_blocks_and_doctests(tmp_path: Path) -> None:
@@ -118,3 +119,14 @@ def test_module_names_follow_the_src_layout() -> None:
     assert module_name(Path("/r/parl-core/src/parl/__init__.py")) == "parl"
     with pytest.raises(ValueError, match="src/"):
         module_name(Path("/r/elsewhere/module.py"))
+
+
+def test_pages_do_not_leak_modules_or_path_entries(tmp_path: Path) -> None:
+    first = (
+        "```{code-block} python\n:caption: file: lib/helper.py\n\nVALUE = 1\n```\n\n"
+        "```python\nimport sys\nsys.path.insert(0, 'lib')\nimport helper\n```\n"
+    )
+    assert run_page(tmp_path, first) == ["ok", "ok"]
+    second = "```python\nimport helper\n```\n"
+    assert run_page(tmp_path, second)[0].startswith("fail: No module named 'helper'")
+    assert run_page(tmp_path, first) == ["ok", "ok"]
