@@ -15,7 +15,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from sybil import Example, Sybil
+from sybil import Document, Example, Sybil
 from sybil.document import PythonDocStringDocument
 from sybil.example import NotEvaluated
 from sybil.integration.pytest import SybilItem
@@ -71,8 +71,8 @@ def sybils(root: Path = ROOT) -> SybilCollection:
         ]
     )
     for src in sorted(root.glob("parl-*/src")):
-        docstrings = [SkipParser("rest"), DocTestParser()]
-        types = {".py": SrcDocStringDocument}
+        docstrings: list[Any] = [SkipParser("rest"), DocTestParser()]
+        types: dict[str | None, type[Document]] = {".py": SrcDocStringDocument}
         where = _where(root, src)
         collection.append(
             Sybil(docstrings, patterns=["*.py"], document_types=types, **where, **options)
