@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import socket
 from pathlib import Path
 from unittest import SkipTest
 
+import psutil
 import pytest
 from parl_docs.blocks import PageRun, apply_budget, parse_budget, parsers
 from parl_docs.runner import module_name
@@ -130,3 +133,29 @@ def test_pages_do_not_leak_modules_or_path_entries(tmp_path: Path) -> None:
     second = "```python\nimport helper\n```\n"
     assert run_page(tmp_path, second)[0].startswith("fail: No module named 'helper'")
     assert run_page(tmp_path, first) == ["ok", "ok"]
+
+
+def test_an_xparl_cluster_a_page_starts_is_stopped_after_it(tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    pids_file = tmp_path / "pids.json"
+    page = (
+        f"```bash\nxparl start --port {port} --cpu_num 1\n```\n\n"
+        "```python\nimport json, pathlib, os\n"
+        f"record = json.loads(pathlib.Path(os.environ['XPARL_HOME'], 'clusters', '{port}', "
+        "'cluster.json').read_text())\n"
+        "processes = [record['master'], *record['workers']]\n"
+        f"pathlib.Path({str(pids_file)!r}).write_text(json.dumps(processes))\n```\n"
+    )
+    assert run_page(tmp_path, page) == ["ok", "ok"]
+    for process in json.loads(pids_file.read_text()):
+        assert not _still_runs(process), f"the page's xparl process {process} still runs"
+
+
+def _still_runs(record: dict[str, float]) -> bool:
+    try:
+        started = psutil.Process(int(record["pid"])).create_time()
+    except psutil.NoSuchProcess:
+        return False
+    return abs(started - record["create_time"]) < 0.05
