@@ -2,7 +2,7 @@
 
 ``python docs/examples/gil_demo.py`` prints the wall time of each way and its speed-up over the
 serial run, measured in the same run. ``--count`` sets the length of each loop and
-``--repeats`` how often each way is timed (the best time counts).
+``--repeats`` how many rounds time each way (the best time counts).
 """
 
 from __future__ import annotations
@@ -42,37 +42,36 @@ def in_threads(work: list[Callable[[], object]]) -> None:
         thread.join()
 
 
-def best_time(run: Callable[[], None], repeats: int) -> float:
-    """The shortest wall time of ``repeats`` runs, in seconds."""
-    times = []
+def best_times(ways: dict[str, Callable[[], object]], repeats: int) -> dict[str, float]:
+    """The shortest wall time of each way over ``repeats`` rounds, in seconds.
+
+    Each round times every way once, so that a change in the machine's load hits all of them.
+    """
+    best = dict.fromkeys(ways, float("inf"))
     for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return min(times)
+        for name, run in ways.items():
+            start = time.perf_counter()
+            run()
+            best[name] = min(best[name], time.perf_counter() - start)
+    return best
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
     """Time the three ways and print them; return the seconds of each."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=10_000_000, help="iterations per loop")
-    parser.add_argument("--repeats", type=int, default=3, help="timings per way (best counts)")
+    parser.add_argument("--repeats", type=int, default=3, help="rounds of timings (best counts)")
     args = parser.parse_args(argv)
 
     parl.connect(cpu_num=LOOPS)  # a local cluster with one CPU slot per loop
     counters = [Counter() for _ in range(LOOPS)]  # five actors, five processes
 
-    seconds = {
-        "serial": best_time(lambda: [count_up(args.count) for _ in range(LOOPS)], args.repeats),
-        "threads": best_time(
-            lambda: in_threads([lambda: count_up(args.count) for _ in range(LOOPS)]),
-            args.repeats,
-        ),
-        "actors": best_time(
-            lambda: in_threads([lambda c=c: c.count_up(args.count) for c in counters]),
-            args.repeats,
-        ),
+    ways = {
+        "serial": lambda: [count_up(args.count) for _ in range(LOOPS)],
+        "threads": lambda: in_threads([lambda: count_up(args.count) for _ in range(LOOPS)]),
+        "actors": lambda: in_threads([lambda c=c: c.count_up(args.count) for c in counters]),
     }
+    seconds = best_times(ways, args.repeats)
     for way, value in seconds.items():
         print(f"{way:>8}: {value:6.2f} s  ({seconds['serial'] / value:.2f}x the serial speed)")
     return seconds
