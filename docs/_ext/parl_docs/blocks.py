@@ -194,8 +194,12 @@ def write_file(example: Example) -> None:
     __tracebackhide__ = True
     target, text = example.parsed
     path = Path(target)
-    if path.is_absolute() or ".." in path.parts:
-        raise AssertionError(f"file: {target!r} must be a relative path inside the workspace")
+    inside = Path.cwd().resolve()
+    if path.is_absolute() or not (inside / path).resolve().is_relative_to(inside):
+        raise AssertionError(
+            f"file: {target!r} must be a new path inside the page's directory; the "
+            "repository's own entries there are links to the checkout, which pages never change"
+        )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(apply_budget(text, _take_budget(example)), encoding="utf-8")
 
@@ -317,8 +321,9 @@ class Workspace:
     """A scratch directory mirroring the repository's top-level entries (as symlinks).
 
     Blocks run with it as their working directory and with ``XPARL_HOME`` inside it, so that
-    ``python examples/...`` finds the examples, files a page writes vanish with it, and an
-    xparl cluster a page starts is recorded (and stopped) here only.
+    ``python examples/...`` finds the examples, new files a page writes vanish with it, and an
+    xparl cluster a page starts is recorded (and stopped) here only. The repository's entries
+    are links to the checkout: a page writes next to them, never into them.
     """
 
     root: Path

@@ -105,6 +105,13 @@ def test_file_caption_writes_the_block_for_later_blocks(tmp_path: Path) -> None:
     assert run_page(tmp_path, page) == ["ok", "ok", "ok"]
 
 
+def test_a_file_block_never_writes_into_the_checkout(tmp_path: Path) -> None:
+    for target in ("marker.txt", "../outside.txt"):
+        page = f"```{{code-block}} text\n:caption: file: {target}\n\nchanged\n```\n"
+        assert "must be a new path inside the page's directory" in run_page(tmp_path, page)[0]
+    assert (tmp_path / "repo" / "marker.txt").read_text() == "from the repository"
+
+
 def test_rst_pages_run_code_blocks_and_doctests(tmp_path: Path) -> None:
     page = ".. code-block:: python\n\n   y = 5\n\n>>> y + 1\n6\n"
     assert run_page(tmp_path, page, suffix=".rst") == ["ok", "ok"]
