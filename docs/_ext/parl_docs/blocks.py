@@ -316,6 +316,19 @@ def parsers(flavour: str) -> list[Any]:
     return [*common, DocTestParser() if flavour == "rest" else LanguageCheckParser()]
 
 
+def tracked_entries(root: Path) -> list[str]:
+    """The top-level names git tracks in ``root`` (all visible entries outside a checkout).
+
+    Untracked outputs such as ``train_log/`` or a virtual environment stay out of the mirror.
+    """
+    listing = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=root, capture_output=True, text=True, check=False
+    )
+    if listing.returncode != 0:
+        return sorted(e.name for e in root.iterdir() if not e.name.startswith("."))
+    return sorted({path.split("/", 1)[0] for path in listing.stdout.split("\0") if path})
+
+
 @dataclass
 class Workspace:
     """A scratch directory mirroring the repository's top-level entries (as symlinks).
@@ -331,9 +344,8 @@ class Workspace:
 
     def __post_init__(self) -> None:
         self.path = Path(tempfile.mkdtemp(prefix="parl-docs-"))
-        for entry in self.root.iterdir():
-            if not entry.name.startswith(".") and entry.name != "train_log":
-                (self.path / entry.name).symlink_to(entry)
+        for name in tracked_entries(self.root):
+            (self.path / name).symlink_to(self.root / name)
 
     @property
     def env(self) -> dict[str, str]:
