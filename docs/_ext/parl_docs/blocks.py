@@ -1,8 +1,8 @@
 """Sybil parsers and evaluators that run the code blocks of the docs and of docstrings.
 
-A page's blocks run top to bottom in one namespace, inside a :class:`Workspace` (a scratch
-directory that mirrors the repository), so that ``python examples/...`` works and whatever a
-block writes never lands in the checkout. Two markers, written as comments just above a block,
+A page's blocks run top to bottom in one namespace, in a scratch directory that mirrors the
+repository (:mod:`parl_docs.workspace`), so that ``python examples/...`` works and what a
+block writes stays out of the checkout. Two markers, written as comments just above a block,
 change how it runs:
 
 - ``skip: next "reason"`` (sybil's own skip directive, here with a reason that is required):
@@ -20,13 +20,9 @@ import ast
 import doctest
 import os
 import re
-import shutil
 import signal
 import subprocess
-import sys
-import tempfile
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from unittest import SkipTest
@@ -314,102 +310,6 @@ def parsers(flavour: str) -> list[Any]:
         file_parser(flavour),
     ]
     return [*common, DocTestParser() if flavour == "rest" else LanguageCheckParser()]
-
-
-def tracked_entries(root: Path) -> list[str]:
-    """The top-level names git tracks in ``root`` (all visible entries outside a checkout).
-
-    Untracked outputs such as ``train_log/`` or a virtual environment stay out of the mirror.
-    """
-    listing = subprocess.run(
-        ["git", "ls-files", "-z"], cwd=root, capture_output=True, text=True, check=False
-    )
-    if listing.returncode != 0:
-        return sorted(e.name for e in root.iterdir() if not e.name.startswith("."))
-    return sorted({path.split("/", 1)[0] for path in listing.stdout.split("\0") if path})
-
-
-@dataclass
-class Workspace:
-    """A scratch directory mirroring the repository's top-level entries (as symlinks).
-
-    Blocks run with it as their working directory and with ``XPARL_HOME`` inside it, so that
-    ``python examples/...`` finds the examples, new files a page writes vanish with it, and an
-    xparl cluster a page starts is recorded (and stopped) here only. The repository's entries
-    are links to the checkout: a page writes next to them, never into them.
-    """
-
-    root: Path
-    path: Path = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.path = Path(tempfile.mkdtemp(prefix="parl-docs-"))
-        for name in tracked_entries(self.root):
-            (self.path / name).symlink_to(self.root / name)
-
-    @property
-    def env(self) -> dict[str, str]:
-        """Variables set while a page runs (the interpreter's bin first on PATH)."""
-        bin_dir = str(Path(sys.executable).parent)
-        return {
-            "PATH": bin_dir + os.pathsep + os.environ.get("PATH", ""),
-            "XPARL_HOME": str(self.path / ".parl_data"),
-            "MPLBACKEND": "Agg",
-            "PYTHONHASHSEED": "0",
-        }
-
-    def remove(self) -> None:
-        shutil.rmtree(self.path, ignore_errors=True)
-
-
-@dataclass
-class PageRun:
-    """Set up and tear down the workspace around each document (sybil ``setup``/``teardown``)."""
-
-    root: Path
-    _saved: tuple[Workspace, str, dict[str, str], list[str]] | None = None
-
-    def setup(self, namespace: dict[str, Any]) -> None:
-        workspace = Workspace(self.root)
-        self._saved = (workspace, os.getcwd(), dict(os.environ), list(sys.path))
-        os.environ.update(workspace.env)
-        os.chdir(workspace.path)
-        # As for a script in that folder: modules a page writes there are importable.
-        sys.path.insert(0, str(workspace.path))
-
-    def teardown(self, namespace: dict[str, Any]) -> None:
-        assert self._saved is not None, "teardown without setup"
-        workspace, cwd, environ, path = self._saved
-        self._saved = None
-        try:
-            _stop_what_the_page_started(workspace)
-        finally:
-            sys.path[:] = path
-            # Finders cached for the page's (relative) path entries point into its workspace.
-            sys.path_importer_cache.clear()
-            _forget_modules_under(workspace.path)
-            os.chdir(cwd)
-            os.environ.clear()
-            os.environ.update(environ)
-            workspace.remove()
-
-
-def _forget_modules_under(folder: Path) -> None:
-    """Drop modules imported from ``folder``, so that the next page imports its own."""
-    for name, module in list(sys.modules.items()):
-        file = getattr(module, "__file__", None)
-        if file and Path(file).is_relative_to(folder):
-            del sys.modules[name]
-
-
-def _stop_what_the_page_started(workspace: Workspace) -> None:
-    """Stop an embedded cluster, xparl clusters recorded in the workspace, open metric sinks."""
-    if "parl.remote" in sys.modules:
-        sys.modules["parl.remote"].disconnect()
-    if "parl.utils.summary" in sys.modules:
-        sys.modules["parl.utils.summary"].close()
-    if (workspace.path / ".parl_data" / "clusters").exists():
-        subprocess.run(["xparl", "stop"], env=os.environ.copy(), timeout=60, check=False)
 
 
 def run_shell(example: Example) -> None:

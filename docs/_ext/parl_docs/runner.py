@@ -21,7 +21,8 @@ from sybil.example import NotEvaluated
 from sybil.integration.pytest import SybilItem
 from sybil.sybil import SybilCollection
 
-from parl_docs.blocks import DocTestParser, PageRun, SkipParser, parsers
+from parl_docs.blocks import DocTestParser, SkipParser, parsers
+from parl_docs.workspace import PageRun
 
 ROOT = Path(__file__).resolve().parents[3]
 DOCS = ROOT / "docs"

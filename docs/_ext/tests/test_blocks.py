@@ -9,8 +9,9 @@ from unittest import SkipTest
 
 import psutil
 import pytest
-from parl_docs.blocks import PageRun, apply_budget, parse_budget, parsers
+from parl_docs.blocks import apply_budget, parse_budget, parsers
 from parl_docs.runner import module_name
+from parl_docs.workspace import PageRun
 from sybil import Sybil
 
 
