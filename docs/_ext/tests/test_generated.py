@@ -139,6 +139,7 @@ def test_a_site_gets_tables_figures_and_checked_links(tmp_path: Path) -> None:
     dqn = (out / "algorithms" / "dqn.html").read_text()
     assert "Discount factor" in dqn and "≤ 1.0" in dqn
     assert "Deep Q-Network" in index and "algorithms/dqn.html" in index
+    assert "clip_param" in index  # PPO has no page here: its table comes with the list
     assert '<code class="docutils literal notranslate"><span class="pre">abc1234' in index
     assert list((tmp_path / "docs" / "_generated" / "benchmarks").glob("*Toy-v0.png"))
     assert not (out / "algorithms" / "nothing.html").exists()
