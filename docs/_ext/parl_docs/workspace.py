@@ -18,15 +18,17 @@ from typing import Any
 
 
 def tracked_entries(root: Path) -> list[str]:
-    """The top-level names git tracks in ``root`` (all visible entries outside a checkout).
+    """The top-level names git tracks in ``root`` (all visible entries if it is no checkout).
 
     Untracked outputs such as ``train_log/`` or a virtual environment stay out of the mirror.
     """
-    listing = subprocess.run(
-        ["git", "ls-files", "-z"], cwd=root, capture_output=True, text=True, check=False
-    )
-    if listing.returncode != 0:
+    if not (
+        root / ".git"
+    ).exists():  # a checkout's root has .git (a folder, or a file in worktrees)
         return sorted(e.name for e in root.iterdir() if not e.name.startswith("."))
+    listing = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=root, capture_output=True, text=True, check=True
+    )
     return sorted({path.split("/", 1)[0] for path in listing.stdout.split("\0") if path})
 
 
