@@ -119,12 +119,23 @@ def examples(session: nox.Session) -> None:
         session.run("python", *run, "--logdir", str(logdir / Path(run[0]).parent.name))
 
 
+DOCS_TOOLING = ROOT / "docs" / "_ext"
+
+
 @nox.session
 def docs(session: nox.Session) -> None:
-    """Build the Sphinx site with warnings as errors."""
+    """Build the site (warnings and broken internal links fail it), then run every code block.
+
+    Every block of the pages and every ``>>>`` example of the packages' docstrings runs (see
+    docs/development/docs.md); ``nox -s docs -- PATH...`` runs only those files' blocks.
+    """
     install_workspace(session, "-r", "docs/requirements.txt")
     out = Path(session.create_tmp()) / "html"
     session.run("sphinx-build", "-W", "--keep-going", "-q", "-b", "html", "docs", str(out))
+    sources = [f"{p}/src" for p in PACKAGES]
+    blocks = session.posargs or ["docs", *sources]
+    env = {"PYTHONPATH": str(DOCS_TOOLING), "PYTHONHASHSEED": "0"}
+    session.run("pytest", "-p", "parl_docs.runner", "-r", "fE", "--durations=5", *blocks, env=env)
 
 
 @nox.session(default=False)

@@ -8,7 +8,14 @@ download into an error.
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import parl
+
+# The docs' own extension (docs/_ext/parl_docs); the packages themselves are installed, never
+# put on the path.
+sys.path.insert(0, str(Path(__file__).parent / "_ext"))
 
 project = "PARL"
 author = "The PARL developers"
@@ -20,10 +27,11 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
     "sphinx_click",
+    "parl_docs",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
-exclude_patterns = ["_build", "requirements.txt"]
+exclude_patterns = ["_build", "_ext", "_generated", "requirements.txt"]
 myst_enable_extensions = ["colon_fence", "deflist"]
 myst_heading_anchors = 3
 

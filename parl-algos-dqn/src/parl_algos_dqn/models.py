@@ -49,7 +49,7 @@ class DuelingHead(nn.Layer):
 
     Examples:
         >>> head = DuelingHead(hidden_dim=64, act_dim=2)
-        >>> head(paddle.zeros([8, 64])).shape
+        >>> list(head(paddle.zeros([8, 64])).shape)
         [8, 2]
     """
 

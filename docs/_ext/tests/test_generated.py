@@ -1,0 +1,166 @@
+"""Generated content: config tables, the algorithm list, benchmark figures, the link check."""
+
+from __future__ import annotations
+
+import io
+import json
+import typing
+from pathlib import Path
+
+from parl.core.config import AlgorithmConfig
+
+import pytest
+from parl_docs.algorithms import algorithm_pages, describe_type, field_row, front_matter
+from parl_docs.benchmarks import load_results
+from parl_docs.links import broken_links
+from pydantic import Field, PositiveFloat
+from sphinx.application import Sphinx
+
+RUN = {
+    "seed": 0,
+    "env_steps": 200,
+    "wall_s": 1.0,
+    "sps": 200.0,
+    "final_eval_return": 9.0,
+    "steps_to_target": None,
+    "evals": [[100, 5.0], [200, 9.0]],
+}
+RESULTS = {
+    "Toy-v0": {
+        "command": "python bench.py",
+        "commit": "abc1234",
+        "machine": "a VM",
+        "config": {"lr": 0.1},
+        "runs": [RUN, {**RUN, "seed": 1}],
+    }
+}
+
+
+class ToyConfig(AlgorithmConfig):
+    """Hyperparameters of a toy."""
+
+    clip: float = Field(0.2, gt=0.0, le=1.0)
+    """Clip range."""
+    norm: PositiveFloat | None = None
+    """Gradient norm bound; None disables it."""
+    mode: typing.Literal["a", "b"] = "a"
+
+
+def test_types_and_bounds_come_from_the_annotations() -> None:
+    fields = ToyConfig.model_fields
+    assert field_row("clip", fields["clip"]) == [
+        "``clip``",
+        "``float``",
+        "``0.2``",
+        "> 0.0, ≤ 1.0",
+        "Clip range.",
+    ]
+    assert describe_type(fields["norm"].annotation) == ("float | None", ["> 0"])
+    assert field_row("mode", fields["mode"])[1] == "``'a' | 'b'``"
+    assert field_row("mode", fields["mode"])[4] == "**undocumented**"
+
+
+def test_front_matter_declares_the_algorithms_of_a_page(tmp_path: Path) -> None:
+    (tmp_path / "algorithms").mkdir()
+    (tmp_path / "algorithms" / "dqn.md").write_text("---\nalgorithms: [DQN, DDQN]\n---\n# DQN\n")
+    (tmp_path / "algorithms" / "index.md").write_text("# All\n")
+    assert algorithm_pages(tmp_path) == {"algorithms/dqn": ["DQN", "DDQN"]}
+    (tmp_path / "broken.md").write_text("---\nalgorithms: [DQN]\n# never closed\n")
+    with pytest.raises(ValueError, match="never closed"):
+        front_matter(tmp_path / "broken.md")
+
+
+def test_a_malformed_results_file_names_the_file_and_field(tmp_path: Path) -> None:
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps({"Toy-v0": {**RESULTS["Toy-v0"], "runs": [{"seed": 0}]}}))
+    with pytest.raises(
+        ValueError,
+        match=r"results.json is not a benchmark results file(.|\n)*"
+        r"env_steps",
+    ):
+        load_results(path)
+    path.write_text("{not json")
+    with pytest.raises(ValueError, match="cannot read"):
+        load_results(path)
+
+
+def build(tmp_path: Path, pages: dict[str, str]) -> tuple[Path, str]:
+    """Build a small site with the extension; return the output folder and the warnings."""
+    src = tmp_path / "docs"
+    (src / "algorithms").mkdir(parents=True)
+    (tmp_path / "results.json").write_text(json.dumps(RESULTS))
+    (src / "conf.py").write_text('extensions = ["myst_parser", "parl_docs"]\n')
+    for name, text in pages.items():
+        (src / name).write_text(text)
+    warnings = io.StringIO()
+    app = Sphinx(
+        str(src),
+        str(src),
+        str(tmp_path / "html"),
+        str(tmp_path / "doctrees"),
+        "html",
+        status=None,
+        warning=warnings,
+        freshenv=True,
+    )
+    app.build()
+    return tmp_path / "html", warnings.getvalue()
+
+
+INDEX = """# Site
+
+```{toctree}
+algorithms/dqn
+algorithms/nothing
+```
+
+```{eval-rst}
+.. algorithm-list::
+
+.. benchmark-results:: results.json
+   :title: Toy
+```
+
+[a broken anchor](algorithms/dqn.md#no-such-heading)
+"""
+
+
+def test_a_site_gets_tables_figures_and_checked_links(tmp_path: Path) -> None:
+    out, warnings = build(
+        tmp_path,
+        {
+            "index.md": INDEX,
+            "algorithms/dqn.md": "---\nalgorithms: [DQN]\n---\n# DQN\n\n```{eval-rst}\n"
+            ".. algorithm-config:: DQN\n```\n\n<a href='gone.html'>x</a>\n",
+            "algorithms/nothing.md": "---\nalgorithms: [NotInstalledAlgo]\n---\n# Gone\n",
+        },
+    )
+    index = (out / "index.html").read_text()
+    dqn = (out / "algorithms" / "dqn.html").read_text()
+    assert "Discount factor" in dqn and "≤ 1.0" in dqn
+    assert "Deep Q-Network" in index and "algorithms/dqn.html" in index
+    assert "clip_param" in index  # PPO has no page here: its table comes with the list
+    assert '<code class="docutils literal notranslate"><span class="pre">abc1234' in index
+    assert list((tmp_path / "docs" / "_generated" / "benchmarks").glob("*Toy-v0.png"))
+    assert not (out / "algorithms" / "nothing.html").exists()
+    assert "nonexisting document 'algorithms/nothing'" in warnings
+    assert "broken internal link 'gone.html'" in warnings
+
+
+def test_directives_refuse_a_myst_context(tmp_path: Path) -> None:
+    _, warnings = build(tmp_path, {"index.md": "# Site\n\n```{algorithm-config} DQN\n```\n"})
+    assert "inside an {eval-rst} block" in warnings
+
+
+def test_the_link_check_finds_missing_files_and_anchors(tmp_path: Path) -> None:
+    (tmp_path / "a.html").write_text(
+        '<p id="here"></p><a href="b.html#there">b</a>'
+        '<a href="#here">ok</a><a href="https://x.org/">ext</a>'
+    )
+    (tmp_path / "b.html").write_text('<img src="missing.png"><a href="../../out.html">out</a>')
+    problems = {(page.name, link): problem for page, link, problem in broken_links(tmp_path)}
+    assert problems == {
+        ("a.html", "b.html#there"): "b.html has no anchor #there",
+        ("b.html", "missing.png"): "no such file in the built site",
+        ("b.html", "../../out.html"): "points outside the built site",
+    }
