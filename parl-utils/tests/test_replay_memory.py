@@ -92,7 +92,7 @@ def test_append_batch_rejects_mismatched_batch() -> None:
 def test_sampling_empty_memory_raises() -> None:
     with pytest.raises(ValueError, match="empty ReplayMemory"):
         ReplayMemory(4, 2, 0).sample_batch(1)
-    with pytest.raises(ValueError, match="batch_size must be an integer >= 1, got 0"):
+    with pytest.raises(ValueError, match="batch_size must be an integer > 0, got 0"):
         filled().sample_batch(0)
 
 
