@@ -165,7 +165,7 @@ def wrap_deepmind(
     if "FIRE" in env.unwrapped.get_action_meanings():  # type: ignore[attr-defined]
         env = FireResetEnv(env)
     if not test:
-        env = gym.wrappers.TransformReward(env, lambda reward: float(np.sign(reward)))
+        env = gym.wrappers.TransformReward(env, lambda reward: float(np.sign(float(reward))))
     if framestack:
         env = gym.wrappers.FrameStackObservation(env, 4)
         if obs_format == "NHWC":

@@ -121,7 +121,7 @@ def wrap_rms(
     )
     if not test:
         env = gym.wrappers.NormalizeReward(env, gamma=float(gamma))  # type: ignore[arg-type]
-        env = gym.wrappers.TransformReward(env, lambda reward: float(np.clip(reward, -CLIP, CLIP)))
+        env = gym.wrappers.TransformReward(env, lambda reward: min(max(float(reward), -CLIP), CLIP))
     wrapped = VecNormalizeEnv(env, obs_normalizer)
     if test:
         assert ob_rms is not None
