@@ -6,6 +6,7 @@ from pathlib import Path
 
 from parl.utils import (
     Episode,
+    ReplayMemory,
     RolloutCollector,
     compute_gae,
     evaluate,
@@ -75,6 +76,48 @@ def test_step_gives_real_transitions_with_final_observations() -> None:
     assert collector.env_steps == 6
     assert collector.pop_episodes() == [Episode(3.0, 2, 4), Episode(6.0, 3, 6)]
     assert collector.pop_episodes() == []
+
+
+class RandomEnd(gym.Env):
+    """obs = [episode id, step]; terminates with probability 0.15 per step."""
+
+    observation_space = gym.spaces.Box(0.0, np.inf, shape=(2,), dtype=np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def __init__(self) -> None:
+        self.episode = -1.0
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.episode, self.t = self.episode + 1.0, 0.0
+        return np.array([self.episode, self.t], np.float32), {}
+
+    def step(self, action):
+        self.t += 1.0
+        terminated = bool(self.np_random.random() < 0.15)
+        return np.array([self.episode, self.t], np.float32), 1.0, terminated, False, {}
+
+
+def test_no_stored_transition_crosses_an_episode_boundary() -> None:
+    """Off-policy use: every step goes to the replay memory, episode ends of both kinds."""
+    envs = vector(*[lambda: gym.wrappers.TimeLimit(RandomEnd(), max_episode_steps=5)] * 3)
+    collector = RolloutCollector(envs, seed=0)
+    rpm = ReplayMemory(1_000, obs_dim=2, act_dim=0, seed=0)
+    truncations = terminations = 0
+    for _ in range(200):
+        step = collector.step(np.zeros(3, dtype=np.int64))
+        rpm.append_batch(step.obs, step.actions, step.rewards, step.next_obs, step.terminations)
+        truncations += int((step.truncations & ~step.terminations).sum())
+        terminations += int(step.terminations.sum())
+    assert truncations > 0 and terminations > 0  # both kinds of episode end were exercised
+    assert len(rpm) == 600 == collector.env_steps
+    obs, _, reward, next_obs, terminal = rpm.sample_batch_by_index(np.arange(len(rpm)))
+    np.testing.assert_array_equal(next_obs[:, 0], obs[:, 0])  # same episode
+    np.testing.assert_array_equal(next_obs[:, 1], obs[:, 1] + 1)  # consecutive steps
+    assert np.all(reward == 1.0)
+    # A time-limit truncation (step 5 without termination) is stored as non-terminal.
+    assert terminal.sum() == terminations
+    assert np.any((next_obs[:, 1] == 5) & ~terminal)
 
 
 def test_rollout_layout_extras_and_episode_starts() -> None:

@@ -68,8 +68,11 @@ class LineProgress:
     def _log(self) -> None:
         percent = 100.0 * self.n / self.total if self.total else 100.0
         extra = "".join(f" {key}={value}" for key, value in self._postfix.items())
+        # stacklevel 3: the line names the caller of update()/close(), not this module.
         logger.info(
-            "%s: %g/%g %s (%.0f%%)%s", self.desc, self.n, self.total, self.unit, percent, extra
+            "%s: %g/%g %s (%.0f%%)%s",
+            *(self.desc, self.n, self.total, self.unit, percent, extra),
+            stacklevel=3,
         )
 
     def __enter__(self) -> LineProgress:
