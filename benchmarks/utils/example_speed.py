@@ -1,0 +1,162 @@
+"""Environment steps per second of the examples, this tree against a baseline commit.
+
+``python benchmarks/utils/example_speed.py --baseline e726591`` extracts the trees of the
+baseline commit and of ``HEAD`` into a temporary folder, then runs each example's ``train`` on a
+fixed budget, alternating baseline and ``HEAD`` runs (``--repeats`` rounds) in fresh
+subprocesses that import that tree's packages first (``PYTHONPATH``). It also times the
+collector alone: ``RolloutCollector.step``/``rollout`` against bare ``envs.step`` with a random
+policy. The table goes to ``benchmarks/results/example-speed.md``: medians and their ratios,
+all measured in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from io import BytesIO
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from _report import ROOT, header, markdown_table  # noqa: E402
+
+PACKAGES = ["parl-core", "parl-utils", "parl-remote", "parl-algos-pg", "parl-algos-dqn"]
+RUNS: dict[str, tuple[str, dict[str, object]]] = {
+    "QuickStart (REINFORCE, 1 env)": ("QuickStart", {"max_episodes": 100, "quiet": True}),
+    "DQN CartPole-v1 (4 envs)": ("DQN", {"total_steps": 10_000, "progress": False}),
+    "PPO CartPole-v1 (8 envs)": ("PPO", {"env_id": "CartPole-v1", "total_steps": 16_384}),
+    "PPO Pendulum-v1 (4 envs)": ("PPO", {"env_id": "Pendulum-v1", "total_steps": 16_384}),
+}
+# Runs in a fresh interpreter: loads examples/<name>/train.py of `tree` and prints the figures.
+SNIPPET = """
+import importlib.util, json, sys, tempfile
+tree, name, kwargs = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+folder = f"{tree}/examples/{name}"
+sys.path.insert(0, folder)
+spec = importlib.util.spec_from_file_location(f"example_{name}", f"{folder}/train.py")
+module = importlib.util.module_from_spec(spec)
+sys.modules[spec.name] = module
+spec.loader.exec_module(module)
+if name != "DQN":
+    kwargs["logdir"] = tempfile.mkdtemp()
+if name == "PPO":
+    kwargs["quiet"] = True
+result = module.train(**kwargs)
+print("RESULT " + json.dumps({"env_steps": result["env_steps"], "wall_s": result["wall_s"]}))
+"""
+
+
+def extract(commit: str, into: Path) -> Path:
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", commit], cwd=ROOT, check=True, capture_output=True
+    ).stdout
+    with tarfile.open(fileobj=BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    return into
+
+
+def run_example(tree: Path, name: str, kwargs: dict[str, object]) -> float:
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    env["PYTHONPATH"] = os.pathsep.join(str(tree / p / "src") for p in PACKAGES)
+    completed = subprocess.run(
+        [sys.executable, "-c", SNIPPET, str(tree), name, json.dumps(kwargs)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=900,
+    )
+    lines = [line for line in completed.stdout.splitlines() if line.startswith("RESULT ")]
+    if completed.returncode != 0 or not lines:
+        raise RuntimeError(f"{name} in {tree} failed:\n{completed.stderr[-3000:]}")
+    figures = json.loads(lines[-1][len("RESULT ") :])
+    return figures["env_steps"] / figures["wall_s"]
+
+
+def collector_overhead(num_envs: int = 8, steps: int = 4_096, rounds: int = 3) -> list[list[str]]:
+    """Steps/s of bare envs.step, collector.step and collector.rollout (random actions).
+
+    The three loops alternate for ``rounds`` rounds; the medians are reported.
+    """
+    from parl.utils import RolloutCollector, make_vector_env
+
+    import numpy as np
+
+    actions = np.random.default_rng(0).integers(0, 2, size=(steps, num_envs))
+
+    def bare() -> None:
+        envs = make_vector_env("CartPole-v1", num_envs)
+        envs.reset(seed=0)
+        for t in range(steps):
+            envs.step(actions[t])
+
+    def step() -> None:
+        collector = RolloutCollector(make_vector_env("CartPole-v1", num_envs), seed=0)
+        for t in range(steps):
+            collector.step(actions[t])
+
+    def rollout() -> None:
+        collector = RolloutCollector(make_vector_env("CartPole-v1", num_envs), seed=0)
+        counter = iter(range(steps))
+        for _ in range(steps // 128):
+            collector.rollout(lambda obs: actions[next(counter)], 128)
+
+    loops = {
+        "bare envs.step": bare,
+        "RolloutCollector.step": step,
+        "RolloutCollector.rollout (T=128)": rollout,
+    }
+    rates: dict[str, list[float]] = {label: [] for label in loops}
+    for _ in range(rounds):
+        for label, loop in loops.items():
+            start = time.perf_counter()
+            loop()
+            rates[label].append(steps * num_envs / (time.perf_counter() - start))
+    medians = {label: statistics.median(values) for label, values in rates.items()}
+    base = medians["bare envs.step"]
+    return [[label, f"{rate:.0f}", f"{rate / base:.2f}"] for label, rate in medians.items()]
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", default="e726591", help="git commit to compare against")
+    parser.add_argument("--repeats", type=int, default=2, help="rounds of runs (default 2)")
+    args = parser.parse_args(argv)
+    rates: dict[str, dict[str, list[float]]] = {label: {"old": [], "new": []} for label in RUNS}
+    with tempfile.TemporaryDirectory(prefix="parl-speed-") as tmp:
+        baseline = extract(args.baseline, Path(tmp) / "baseline")
+        current = extract("HEAD", Path(tmp) / "head")
+        for _ in range(args.repeats):
+            for label, (name, kwargs) in RUNS.items():
+                rates[label]["old"].append(run_example(baseline, name, dict(kwargs)))
+                rates[label]["new"].append(run_example(current, name, dict(kwargs)))
+                print(label, {k: [round(v) for v in vs] for k, vs in rates[label].items()})
+    rows = []
+    for label, runs in rates.items():
+        old, new = statistics.median(runs["old"]), statistics.median(runs["new"])
+        rows.append([label, f"{old:.0f}", f"{new:.0f}", f"{new / old:.2f}"])
+    text = (
+        header("Examples: environment steps per second, before and after the rollout collector")
+        + f"- baseline: `{args.baseline}`; medians of {args.repeats} alternating runs each; "
+        "steps/s as each example reports it (env steps over wall time, learning and "
+        "evaluation included)\n\n"
+        + markdown_table(["example", "baseline steps/s", "HEAD steps/s", "ratio"], rows)
+        + "\n\nThe collector alone (CartPole-v1, 8 envs, random actions, 4096 vector steps, "
+        "median of 3):\n\n"
+        + markdown_table(["loop", "steps/s", "vs bare"], collector_overhead())
+        + "\n"
+    )
+    out = ROOT / "benchmarks" / "results" / "example-speed.md"
+    out.write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
