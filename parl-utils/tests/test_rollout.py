@@ -254,6 +254,22 @@ def test_evaluate_on_cartpole_with_a_trivial_policy() -> None:
     np.testing.assert_array_equal(result.returns, result.lengths)  # reward 1 per step
 
 
+def test_async_vector_env_in_subprocesses_matches_sync() -> None:
+    results = []
+    for asynchronous in (False, True):
+        envs = make_vector_env("CartPole-v1", 2, asynchronous=asynchronous)
+        try:
+            collector = RolloutCollector(envs, seed=0)
+            rollout = collector.rollout(lambda obs: np.zeros(2, np.int64), 20)
+            results.append((rollout, collector.pop_episodes()))
+        finally:
+            envs.close()
+    (sync, sync_episodes), (async_, async_episodes) = results
+    assert sync_episodes == async_episodes and len(sync_episodes) >= 2
+    np.testing.assert_array_equal(sync.obs, async_.obs)
+    np.testing.assert_array_equal(sync.terminations, async_.terminations)
+
+
 def test_bad_input() -> None:
     next_step = vector(ticker(2), autoreset=gym.vector.AutoresetMode.NEXT_STEP)
     with pytest.raises(ValueError, match=r"autoreset_mode=AutoresetMode.NEXT_STEP.*SAME_STEP"):

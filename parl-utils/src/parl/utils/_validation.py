@@ -7,6 +7,7 @@ coerced, so ``max_size=True`` or ``batch_size=32.5`` is an error, not a surprise
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
 from typing import Annotated
 
 from pydantic import BeforeValidator, Field, TypeAdapter, ValidationError
@@ -23,29 +24,18 @@ def _integer(value: object) -> int:
         raise ValueError("not an integer") from None
 
 
-_POSITIVE = TypeAdapter(Annotated[int, BeforeValidator(_integer), Field(gt=0)])
-_NON_NEGATIVE = TypeAdapter(Annotated[int, BeforeValidator(_integer), Field(ge=0)])
+def _integer_check(bound: str, **constraint: int) -> Callable[[str, object], int]:
+    adapter = TypeAdapter(Annotated[int, BeforeValidator(_integer), Field(**constraint)])
+
+    def check(name: str, value: object) -> int:
+        try:
+            return adapter.validate_python(value)
+        except ValidationError:
+            raise ValueError(f"{name} must be an integer {bound}, got {value!r}") from None
+
+    check.__doc__ = f"Return ``value`` as an int if it is an integer {bound}, else a ValueError."
+    return check
 
 
-def positive_int(name: str, value: object) -> int:
-    """Return ``value`` as an int if it is an integer > 0.
-
-    Raises:
-        ValueError: naming ``name`` and the value otherwise.
-    """
-    try:
-        return _POSITIVE.validate_python(value)
-    except ValidationError:
-        raise ValueError(f"{name} must be an integer > 0, got {value!r}") from None
-
-
-def non_negative_int(name: str, value: object) -> int:
-    """Return ``value`` as an int if it is an integer >= 0.
-
-    Raises:
-        ValueError: naming ``name`` and the value otherwise.
-    """
-    try:
-        return _NON_NEGATIVE.validate_python(value)
-    except ValidationError:
-        raise ValueError(f"{name} must be an integer >= 0, got {value!r}") from None
+positive_int = _integer_check("> 0", gt=0)
+non_negative_int = _integer_check(">= 0", ge=0)

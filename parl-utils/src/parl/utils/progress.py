@@ -8,7 +8,6 @@ instead.
 from __future__ import annotations
 
 import sys
-from types import TracebackType
 from typing import Any, Protocol, TextIO
 
 from parl.utils import logger
@@ -74,17 +73,6 @@ class LineProgress:
             *(self.desc, self.n, self.total, self.unit, percent, extra),
             stacklevel=3,
         )
-
-    def __enter__(self) -> LineProgress:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 class _Silent:
