@@ -36,7 +36,7 @@ RUNS: dict[str, tuple[str, dict[str, object]]] = {
 }
 # Runs in a fresh interpreter: loads examples/<name>/train.py of `tree` and prints the figures.
 SNIPPET = """
-import importlib.util, json, sys, tempfile
+import importlib.util, json, sys, tempfile, time
 tree, name, kwargs = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 folder = f"{tree}/examples/{name}"
 sys.path.insert(0, folder)
@@ -48,8 +48,11 @@ if name != "DQN":
     kwargs["logdir"] = tempfile.mkdtemp()
 if name == "PPO":
     kwargs["quiet"] = True
+cpu = time.process_time()
 result = module.train(**kwargs)
-print("RESULT " + json.dumps({"env_steps": result["env_steps"], "wall_s": result["wall_s"]}))
+cpu = time.process_time() - cpu
+figures = {"env_steps": result["env_steps"], "wall_s": result["wall_s"], "cpu_s": cpu}
+print("RESULT " + json.dumps(figures))
 """
 
 
@@ -62,7 +65,8 @@ def extract(commit: str, into: Path) -> Path:
     return into
 
 
-def run_example(tree: Path, name: str, kwargs: dict[str, object]) -> float:
+def run_example(tree: Path, name: str, kwargs: dict[str, object]) -> tuple[float, float]:
+    """Run one example; return its env steps per wall second and per CPU second."""
     env = dict(os.environ, PYTHONHASHSEED="0")
     env["PYTHONPATH"] = os.pathsep.join(str(tree / p / "src") for p in PACKAGES)
     completed = subprocess.run(
@@ -77,13 +81,13 @@ def run_example(tree: Path, name: str, kwargs: dict[str, object]) -> float:
     if completed.returncode != 0 or not lines:
         raise RuntimeError(f"{name} in {tree} failed:\n{completed.stderr[-3000:]}")
     figures = json.loads(lines[-1][len("RESULT ") :])
-    return figures["env_steps"] / figures["wall_s"]
+    return figures["env_steps"] / figures["wall_s"], figures["env_steps"] / figures["cpu_s"]
 
 
 def collector_overhead(num_envs: int = 8, steps: int = 2_048, rounds: int = 7) -> list[list[str]]:
-    """Steps/s of bare envs.step, collector.step and collector.rollout (random actions).
+    """Steps per CPU second of bare envs.step, collector.step and collector.rollout.
 
-    The three loops alternate for ``rounds`` rounds; the medians are reported.
+    Random actions; the three loops alternate for ``rounds`` rounds; the medians are reported.
     """
     from parl.utils import RolloutCollector, make_vector_env
 
@@ -116,9 +120,10 @@ def collector_overhead(num_envs: int = 8, steps: int = 2_048, rounds: int = 7) -
     rates: dict[str, list[float]] = {label: [] for label in loops}
     for _ in range(rounds):
         for label, loop in loops.items():
-            start = time.perf_counter()
+            # CPU time of this process: what the loop costs, whatever else the machine runs.
+            start = time.process_time()
             loop()
-            rates[label].append(steps * num_envs / (time.perf_counter() - start))
+            rates[label].append(steps * num_envs / (time.process_time() - start))
     medians = {label: statistics.median(values) for label, values in rates.items()}
     base = medians["bare envs.step"]
     return [[label, f"{rate:.0f}", f"{rate / base:.2f}"] for label, rate in medians.items()]
@@ -129,33 +134,55 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--baseline", default="e726591", help="git commit to compare against")
     parser.add_argument("--repeats", type=int, default=2, help="rounds of runs (default 2)")
     args = parser.parse_args(argv)
-    rates: dict[str, dict[str, list[float]]] = {label: {"old": [], "new": []} for label in RUNS}
+    runs: dict[str, dict[str, list[tuple[float, float]]]] = {
+        label: {"old": [], "new": []} for label in RUNS
+    }
     with tempfile.TemporaryDirectory(prefix="parl-speed-") as tmp:
         baseline = extract(args.baseline, Path(tmp) / "baseline")
         current = extract("HEAD", Path(tmp) / "head")
         for _ in range(args.repeats):
             for label, (name, kwargs) in RUNS.items():
-                rates[label]["old"].append(run_example(baseline, name, dict(kwargs)))
-                rates[label]["new"].append(run_example(current, name, dict(kwargs)))
-                print(label, {k: [round(v) for v in vs] for k, vs in rates[label].items()})
+                runs[label]["old"].append(run_example(baseline, name, dict(kwargs)))
+                runs[label]["new"].append(run_example(current, name, dict(kwargs)))
+                print(label, runs[label], flush=True)
     rows = []
-    for label, runs in rates.items():
-        old, new = statistics.median(runs["old"]), statistics.median(runs["new"])
-        # Each round's two runs ran back to back: their ratio is the robust figure.
-        paired = [n / o for o, n in zip(runs["old"], runs["new"], strict=True)]
-        rounds = " ".join(f"{ratio:.2f}" for ratio in paired)
-        rows.append([label, f"{old:.0f}", f"{new:.0f}", f"{statistics.median(paired):.2f}", rounds])
+    for label, pairs in runs.items():
+        cells = [label]
+        for column in (0, 1):  # wall, CPU
+            old = [run[column] for run in pairs["old"]]
+            new = [run[column] for run in pairs["new"]]
+            # Each round's two runs ran back to back: their ratio is the robust figure.
+            paired = [n / o for o, n in zip(old, new, strict=True)]
+            cells += [
+                f"{statistics.median(old):.0f}",
+                f"{statistics.median(new):.0f}",
+                f"{statistics.median(paired):.2f} ({' '.join(f'{r:.2f}' for r in paired)})",
+            ]
+        rows.append(cells)
     text = (
         header("Examples: environment steps per second, before and after the rollout collector")
         + f"- baseline: `{args.baseline}`; medians of {args.repeats} alternating runs each; "
-        "steps/s as each example reports it (env steps over wall time, learning and "
-        "evaluation included); ratio = median over rounds of HEAD/baseline of the same round\n\n"
+        "env steps per wall second as each example reports it (learning and evaluation "
+        "included) and per CPU second of the run; ratio = median over rounds of HEAD/baseline "
+        "within a round (each round's ratios in brackets)\n"
+        "- caveat: the two versions learn differently (the baseline DQN spent a step per episode "
+        "on resets), and evaluation costs more for a better policy (longer episodes)\n\n"
         + markdown_table(
-            ["example", "baseline steps/s", "HEAD steps/s", "ratio", "ratio per round"], rows
+            [
+                "example",
+                "baseline steps/wall s",
+                "HEAD steps/wall s",
+                "ratio (rounds)",
+                "baseline steps/CPU s",
+                "HEAD steps/CPU s",
+                "ratio (rounds)",
+            ],
+            rows,
         )
         + "\n\nThe collector alone (CartPole-v1, 8 envs, random actions, 2048 vector steps, "
-        "median of 7 alternating rounds):\n\n"
-        + markdown_table(["loop", "steps/s", "vs bare"], collector_overhead())
+        "median of 7 alternating rounds; env steps per CPU second of the process, which other "
+        "load on the machine disturbs far less than wall time):\n\n"
+        + markdown_table(["loop", "steps per CPU s", "vs bare"], collector_overhead())
         + "\n"
     )
     out = ROOT / "benchmarks" / "results" / "example-speed.md"

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from parl.env.atari_wrappers import EpisodicLifeEnv, get_wrapper_by_cls, wrap_deepmind
+from parl.env.atari_wrappers import (
+    EpisodicLifeEnv,
+    FireResetEnv,
+    get_wrapper_by_cls,
+    wrap_deepmind,
+)
 
 import ale_py
 import gymnasium as gym
@@ -65,3 +70,12 @@ def test_wrap_deepmind_bad_input() -> None:
         wrap_deepmind(gym.make("PongNoFrameskip-v4"), obs_format="CHW")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="test_episodes must be an integer > 0, got 0"):
         wrap_deepmind(gym.make("PongNoFrameskip-v4"), test=True, test_episodes=0)
+
+
+def test_atari_building_blocks_bad_input() -> None:
+    with pytest.raises(TypeError, match="CartPoleEnv is not an Atari env"):
+        EpisodicLifeEnv(gym.make("CartPole-v1"))
+    with pytest.raises(TypeError, match="CartPoleEnv is not an Atari env"):
+        FireResetEnv(gym.make("CartPole-v1"))
+    with pytest.raises(ValueError, match=r"needs FIRE as action 1, got actions \['NOOP', 'UP'"):
+        FireResetEnv(gym.make("FreewayNoFrameskip-v4"))  # a game without FIRE

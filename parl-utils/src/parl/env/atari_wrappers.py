@@ -74,6 +74,7 @@ class FireResetEnv(gym.Wrapper):
 
     def __init__(self, env: gym.Env) -> None:
         super().__init__(env)
+        _ale(env)
         meanings = env.unwrapped.get_action_meanings()  # type: ignore[attr-defined]
         if len(meanings) < 3 or meanings[_FIRE] != "FIRE":
             raise ValueError(f"FireResetEnv needs FIRE as action 1, got actions {meanings}")
