@@ -234,7 +234,9 @@ class RolloutCollector:
         """Transitions collected so far (``N`` per vector step)."""
         self._dones = np.zeros(self.num_envs, dtype=bool)
         self._returns = np.zeros(self.num_envs)
-        self._lengths = np.zeros(self.num_envs, dtype=np.int64)
+        # Lengths come from the vector step each episode started at: no per-step counting.
+        self._vector_steps = 0
+        self._starts = np.zeros(self.num_envs, dtype=np.int64)
         self._episodes: list[Episode] = []
         self._start = time.perf_counter()
 
@@ -245,25 +247,31 @@ class RolloutCollector:
 
     def step(self, actions: Any) -> Transition:
         """Take one step of every sub-env with ``actions`` (``[N, ...]``)."""
+        return self._step(actions)[0]
+
+    def _step(self, actions: Any) -> tuple[Transition, bool]:
+        """One vector step; also says whether any episode ended (``next_obs`` then differs)."""
         obs = self.obs
         next_obs, rewards, terminations, truncations, infos = self.envs.step(actions)
         self.env_steps += self.num_envs
+        self._vector_steps += 1
         self._returns += rewards
-        self._lengths += 1
         dones = terminations | truncations
-        self.obs = np.asarray(next_obs)
+        self.obs = real_next = np.asarray(next_obs)
         self._dones = dones
-        real_next = self.obs
-        if dones.any():
+        ended_any = bool(dones.any())
+        if ended_any:
             ended = np.flatnonzero(dones)
             real_next = self.obs.copy()
             for index in ended:
                 real_next[index] = infos["final_obs"][index]
             self._record_episodes(ended, infos)
-        return Transition(obs, actions, rewards, real_next, terminations, truncations, infos)
+        transition = Transition(obs, actions, rewards, real_next, terminations, truncations, infos)
+        return transition, ended_any
 
     def _record_episodes(self, ended: np.ndarray, infos: dict[str, Any]) -> None:
-        returns, lengths = self._returns[ended], self._lengths[ended]
+        returns = self._returns[ended]
+        lengths = self._vector_steps - self._starts[ended]
         final_info = infos.get("final_info", {})
         if "episode" in final_info:
             # RecordEpisodeStatistics inside the sub-envs saw the raw rewards.
@@ -274,7 +282,7 @@ class RolloutCollector:
             Episode(float(r), int(n), self.env_steps) for r, n in zip(returns, lengths, strict=True)
         )
         self._returns[ended] = 0.0
-        self._lengths[ended] = 0
+        self._starts[ended] = self._vector_steps
 
     def rollout(self, policy: Policy, num_steps: int) -> Rollout:
         """Collect ``num_steps`` steps of every sub-env with ``policy``.
@@ -290,7 +298,7 @@ class RolloutCollector:
         """
         num_steps = positive_int("num_steps", num_steps)
         n = self.num_envs
-        dones = np.empty((num_steps, n), dtype=np.float32)
+        first_dones = self._dones
         rewards = np.empty((num_steps, n), dtype=np.float32)
         terminations = np.empty((num_steps, n), dtype=bool)
         truncations = np.empty((num_steps, n), dtype=bool)
@@ -311,14 +319,16 @@ class RolloutCollector:
             act_buf[t] = actions
             for key, value in step_extras.items():
                 extras[key][t] = value
-            dones[t] = self._dones
-            step = self.step(actions)
+            step, ended_any = self._step(actions)
             rewards[t] = step.rewards
             terminations[t], truncations[t] = step.terminations, step.truncations
-            cut = step.truncations & ~step.terminations
-            if cut.any():
-                final_obs.extend(step.next_obs[cut])
+            if ended_any:
+                final_obs.extend(step.next_obs[step.truncations & ~step.terminations])
         assert obs_buf is not None and act_buf is not None
+        # obs[t] starts an episode where step t-1 ended one (before the rollout: first_dones).
+        dones = np.empty((num_steps, n), dtype=np.float32)
+        dones[0] = first_dones
+        np.logical_or(terminations[:-1], truncations[:-1], out=dones[1:], casting="unsafe")
         return Rollout(
             obs=obs_buf,
             actions=act_buf,
