@@ -37,6 +37,17 @@ def test_parl_imports_resolve() -> None:
     assert Same is CompatWrapper and SameMapping is ActionMappingWrapper
 
 
+def test_spaces_look_like_old_gym() -> None:
+    from parl.env import CompatWrapper
+
+    env = CompatWrapper(gym.make("FrozenLake-v1"))
+    act_dim = env.action_space.n
+    assert isinstance(act_dim, int) and act_dim == 4  # PARL's agents assert isinstance(.., int)
+    assert isinstance(env.observation_space.n, int) and env.observation_space.n == 16
+    assert env.action_space.contains(env.action_space.sample())
+    assert env.action_space == gym.make("FrozenLake-v1").action_space
+
+
 def run_train_episode(env, policy) -> tuple[float, int, dict]:
     """PARL's QuickStart/DQN episode loop: obs-only reset, 4-tuple step, stop on done."""
     obs = env.reset()

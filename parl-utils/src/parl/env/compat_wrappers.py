@@ -21,6 +21,7 @@ __all__ = [
     "CompatWrapper",
     "LegacyEnv",
     "LegacyGymWrapper",
+    "OldGymDiscrete",
     "is_gym_version_ge",
 ]
 
@@ -57,6 +58,18 @@ def is_gym_version_ge(compare_version: str) -> bool:
     return installed + (0,) * (width - len(installed)) >= wanted + (0,) * (width - len(wanted))
 
 
+class OldGymDiscrete(gym.spaces.Discrete):
+    """A gymnasium ``Discrete`` whose ``n`` and ``start`` are Python ints, as old gym's were.
+
+    PARL 2.x code checks ``isinstance(env.action_space.n, int)``; gymnasium stores numpy ints.
+    """
+
+    def __init__(self, space: gym.spaces.Discrete) -> None:
+        super().__init__(int(space.n), start=int(space.start), dtype=space.dtype)
+        self.n = int(space.n)  # type: ignore[assignment]
+        self.start = int(space.start)  # type: ignore[assignment]
+
+
 class CompatWrapper(gym.Wrapper):
     """Show a gymnasium env through the old gym API, as PARL 2.x's ``CompatWrapper`` did.
 
@@ -67,7 +80,8 @@ class CompatWrapper(gym.Wrapper):
     ``TimeLimit`` set, so code that bootstraps on time limits keeps working.
 
     ``seed(s)`` makes the *next* ``reset`` use ``seed=s`` (PARL passed the stored seed to every
-    reset, which replayed the same start state in each episode).
+    reset, which replayed the same start state in each episode). A ``Discrete`` space's ``n`` is
+    a Python int (:class:`OldGymDiscrete`), as old gym's was.
 
     The wrapped object speaks the old API: give it to old-API code, not to gymnasium's wrappers
     or vector envs (wrap the gymnasium env first, then put ``CompatWrapper`` outermost).
@@ -90,6 +104,10 @@ class CompatWrapper(gym.Wrapper):
                 "in LegacyGymWrapper to use it with gymnasium"
             )
         super().__init__(env)
+        if isinstance(env.action_space, gym.spaces.Discrete):
+            self.action_space = OldGymDiscrete(env.action_space)
+        if isinstance(env.observation_space, gym.spaces.Discrete):
+            self.observation_space = OldGymDiscrete(env.observation_space)
         self._next_seed: int | None = None
 
     @property
