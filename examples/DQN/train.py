@@ -4,78 +4,34 @@ The defaults are the RL Baselines3 Zoo settings for CartPole-v1, which reach the
 of 500 within 50k environment steps. Run ``python examples/DQN/train.py --help`` for options;
 a benchmark imports this file and calls :func:`train`.
 
-Rollouts step a ``gymnasium.vector.SyncVectorEnv``: one batched forward pass picks the actions
-of every environment. Gymnasium 1.x resets a finished sub-environment on the *next* ``step``
-call (``AutoresetMode.NEXT_STEP``), which returns the first observation of the new episode and
-ignores the action; that step is not a transition and is never stored. Transitions are stored
-with ``terminal = terminated``, so episodes cut by the time limit still bootstrap.
+``parl.utils.RolloutCollector`` steps the vector env with one batched forward pass per step.
+Finished sub-environments reset in the same step, so every step gives one real transition per
+environment; ``next_obs`` is the final observation where an episode ended, and transitions are
+stored with ``terminal = terminated``, so episodes cut by the time limit still bootstrap.
 """
 
 from __future__ import annotations
 
 import argparse
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 import parl
-from parl.utils import LinearDecayScheduler, ReplayMemory, logger, summary
+from parl.utils import (
+    LinearDecayScheduler,
+    ReplayMemory,
+    RolloutCollector,
+    evaluate,
+    logger,
+    make_vector_env,
+    progress_bar,
+    summary,
+)
 
 import gymnasium as gym
-import numpy as np
-from tqdm import tqdm
 
 from parl_algos_dqn import DQNAgent, DuelingQNetwork, QNetwork
-
-
-def make_env(env_id: str, num_envs: int) -> gym.vector.VectorEnv:
-    """A synchronous vector env of ``num_envs`` copies, reset on the step after an episode ends."""
-    return gym.vector.SyncVectorEnv(
-        [lambda: gym.make(env_id) for _ in range(num_envs)],
-        autoreset_mode=gym.vector.AutoresetMode.NEXT_STEP,
-    )
-
-
-def store_transitions(
-    rpm: ReplayMemory,
-    fresh: np.ndarray,
-    obs: np.ndarray,
-    actions: np.ndarray,
-    reward: np.ndarray,
-    next_obs: np.ndarray,
-    terminated: np.ndarray,
-) -> int:
-    """Store the real transitions of one vector-env step and return how many there were.
-
-    ``fresh`` marks the sub-environments whose previous step ended an episode: with
-    ``NEXT_STEP`` auto-reset this step only reset them (``next_obs`` is the first observation of
-    a new episode), so they are skipped. ``terminal`` is ``terminated`` alone, so that a
-    time-limit truncation still bootstraps.
-    """
-    valid = ~fresh
-    count = int(valid.sum())
-    if count:
-        rpm.append_batch(
-            obs[valid], actions[valid], reward[valid], next_obs[valid], terminated[valid]
-        )
-    return count
-
-
-def evaluate(agent: DQNAgent, envs: gym.vector.VectorEnv) -> float:
-    """Mean return of one greedy episode in each sub-environment of ``envs``.
-
-    All episodes run in lock-step with one forward pass per step; a sub-environment whose
-    episode is over keeps stepping (auto-reset) but no longer counts.
-    """
-    obs, _ = envs.reset()
-    returns = np.zeros(envs.num_envs)
-    running = np.ones(envs.num_envs, dtype=bool)
-    while running.any():
-        obs, reward, terminated, truncated, _ = envs.step(agent.predict(obs))
-        returns += reward * running
-        running &= ~(terminated | truncated)
-    return float(returns.mean())
 
 
 def train(
@@ -146,8 +102,8 @@ def train(
         or None) and ``evals`` (a list of ``(env_steps, mean_return)``).
     """
     parl.set_seed(seed)
-    envs = make_env(env_id, num_envs)
-    eval_envs = make_env(env_id, eval_episodes)
+    envs = make_vector_env(env_id, num_envs)
+    eval_envs = make_vector_env(env_id, eval_episodes)
     obs_space, act_space = envs.single_observation_space, envs.single_action_space
     if not isinstance(act_space, gym.spaces.Discrete) or len(obs_space.shape) != 1:
         raise ValueError(
@@ -169,59 +125,47 @@ def train(
     if logdir is not None:
         summary.set_logdir(logdir)
 
-    def log(scalars: dict[str, float], step: int) -> None:
-        if logdir is not None:
-            summary.add_scalars(scalars, step)
-
-    obs, _ = envs.reset(seed=seed)
-    eval_envs.reset(seed=seed + 10_000)
-    fresh = np.zeros(num_envs, dtype=bool)  # this step only resets the sub-env: no transition
-    episode_return = np.zeros(num_envs)
-    epsilon, env_steps = 1.0, 0
+    collector = RolloutCollector(envs, seed=seed)
+    eval_envs.reset(seed=seed + 10_000)  # later evaluations continue this seeded stream
+    epsilon = 1.0
     next_train, next_eval = max(train_freq, learning_starts), eval_interval
     evals: list[tuple[int, float]] = []
     steps_to_target: int | None = None
-    best_return = -np.inf
-    start = time.perf_counter()
-    bar = tqdm(total=total_steps, disable=not progress, unit="step", desc=f"{algo} {env_id}")
-    while env_steps < total_steps:
-        actions = agent.sample(obs, epsilon)
-        next_obs, reward, terminated, truncated, _ = envs.step(actions)
-        count = store_transitions(rpm, fresh, obs, actions, reward, next_obs, terminated)
-        if count:
-            env_steps += count
-            bar.update(count)
-            epsilon = final_epsilon + (1.0 - final_epsilon) * exploration.step(count)
-        episode_return += reward * ~fresh
-        fresh = terminated | truncated
-        for index in np.flatnonzero(fresh):
-            log({"charts/episodic_return": episode_return[index]}, env_steps)
-            episode_return[index] = 0.0
-        obs = next_obs
+    best_return = float("-inf")
+    bar = progress_bar(total_steps, f"{algo} {env_id}", unit="step", disable=not progress)
+    while collector.env_steps < total_steps:
+        step = collector.step(agent.sample(collector.obs, epsilon))
+        rpm.append_batch(step.obs, step.actions, step.rewards, step.next_obs, step.terminations)
+        epsilon = final_epsilon + (1.0 - final_epsilon) * exploration.step(num_envs)
+        bar.update(num_envs)
+        env_steps = collector.env_steps
 
         if env_steps >= next_train:
             next_train += train_freq
             for _ in range(gradient_steps):
                 td_loss = agent.learn(*rpm.sample_batch(batch_size))
-            sps = env_steps / (time.perf_counter() - start)
-            log(
-                {"losses/td_loss": float(td_loss), "charts/SPS": sps, "charts/epsilon": epsilon},
-                env_steps,
-            )
+            if logdir is not None:
+                collector.log_episodes()
+                summary.add_scalars(
+                    {"losses/td_loss": float(td_loss), "charts/SPS": collector.sps},
+                    env_steps,
+                )
+                summary.add_scalar("charts/epsilon", epsilon, env_steps)
         if env_steps >= next_eval or env_steps >= total_steps:
             next_eval += eval_interval
-            mean_return = evaluate(agent, eval_envs)
+            mean_return = evaluate(eval_envs, agent.predict, eval_episodes).mean_return
             if mean_return > best_return:
                 best_return = mean_return
                 if best_save_path is not None:
                     agent.save(best_save_path)
             evals.append((env_steps, mean_return))
-            log({"eval/episodic_return": mean_return}, env_steps)
+            if logdir is not None:
+                summary.add_scalar("eval/episodic_return", mean_return, env_steps)
             bar.set_postfix(eval_return=f"{mean_return:.1f}", epsilon=f"{epsilon:.2f}")
             if steps_to_target is None and mean_return >= target_return:
                 steps_to_target = env_steps
     bar.close()
-    wall_s = time.perf_counter() - start
+    sps = collector.sps
     envs.close()
     eval_envs.close()
     if save_path is not None:
@@ -233,9 +177,9 @@ def train(
         "env_id": env_id,
         "algo": algo,
         "seed": seed,
-        "env_steps": env_steps,
-        "wall_s": wall_s,
-        "sps": env_steps / wall_s,
+        "env_steps": collector.env_steps,
+        "wall_s": collector.env_steps / sps,
+        "sps": sps,
         "final_eval_return": evals[-1][1],
         "best_eval_return": best_value,
         "best_eval_steps": best_steps,

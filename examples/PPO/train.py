@@ -1,9 +1,10 @@
 """PPO on a gymnasium vector environment: CartPole-v1 (discrete) or Pendulum-v1 (continuous).
 
-Run ``python train.py --env CartPole-v1`` (see README.md). The rollout collects ``num_steps``
-steps of ``num_envs`` environments with one batched policy call per step; advantages come from
-``parl.utils.compute_gae``, with time-limit truncations bootstrapped from the value of the
-final observation. ``train(...)`` is importable so that benchmarks can call it.
+Run ``python train.py --env CartPole-v1`` (see README.md). ``parl.utils.RolloutCollector``
+collects ``num_steps`` steps of ``num_envs`` environments with one batched policy call per step;
+advantages come from ``parl.utils.compute_gae``, with time-limit truncations bootstrapped from
+the value of the final observation (one batched value call per rollout). ``train(...)`` is
+importable so that benchmarks can call it.
 """
 
 from __future__ import annotations
@@ -11,19 +12,26 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import parl
-from parl.utils import LinearDecayScheduler, bootstrap_truncated, compute_gae, logger, summary
+from parl.utils import (
+    LinearDecayScheduler,
+    RolloutCollector,
+    compute_gae,
+    evaluate,
+    logger,
+    make_vector_env,
+    progress_bar,
+    summary,
+)
 
 from agent import PPOAgent
 from model import ContinuousPPOModel, DiscretePPOModel
@@ -116,46 +124,26 @@ def make_env(env_id: str, settings: PPOSettings) -> gym.Env:
     return env
 
 
-def _obs_normalizers(envs: gym.vector.SyncVectorEnv) -> list[Any]:
-    """The ``NormalizeObservation`` wrapper of each sub-environment (empty if none)."""
-    found = []
-    for env in envs.envs:
-        while isinstance(env, gym.Wrapper):
-            if isinstance(env, gym.wrappers.NormalizeObservation):
-                found.append(env)
-                break
-            env = env.env
-    return found
+def share_obs_statistics(train_envs: gym.vector.SyncVectorEnv, eval_envs: Any) -> None:
+    """Make ``eval_envs`` normalise observations with the first training env's statistics, frozen.
 
-
-def evaluate(
-    agent: PPOAgent, env_id: str, settings: PPOSettings, train_envs: Any, seed: int
-) -> float:
-    """Mean return of the greedy policy over 10 episodes, played as one batch.
-
-    Every evaluation of a run uses the same ``seed``, so the same 10 start states: the curve
-    compares policies, not draws of start states (Pendulum's returns depend on them a lot).
-
-    With observation normalisation, the evaluation environments use the first training
-    environment's running statistics, frozen.
+    The statistics object is shared, so evaluations always use the latest training statistics.
     """
-    envs = gym.vector.SyncVectorEnv([lambda: make_env(env_id, settings)] * EVAL_EPISODES)
-    source = _obs_normalizers(train_envs)
-    for target in _obs_normalizers(envs):
+
+    def normalizers(envs: Any) -> list[gym.wrappers.NormalizeObservation]:
+        found = []
+        for env in envs.envs:
+            while isinstance(env, gym.Wrapper):
+                if isinstance(env, gym.wrappers.NormalizeObservation):
+                    found.append(env)
+                    break
+                env = env.env
+        return found
+
+    source = normalizers(train_envs)
+    for target in normalizers(eval_envs):
         target.update_running_mean = False
         target.obs_rms = source[0].obs_rms
-    obs, _ = envs.reset(seed=seed)
-    returns = np.zeros(EVAL_EPISODES)
-    running = np.ones(EVAL_EPISODES, dtype=bool)
-    while running.any():
-        action = agent.predict(obs)
-        obs, _, terminated, truncated, infos = envs.step(action)
-        finished = running & (terminated | truncated)
-        if finished.any():
-            returns[finished] = infos["episode"]["r"][finished]
-            running &= ~finished
-    envs.close()
-    return float(returns.mean())
 
 
 def train(
@@ -182,14 +170,12 @@ def train(
         target, or None) and ``evals`` (a list of ``(step, return)``).
     """
     settings = replace(settings or DEFAULTS.get(env_id, PPOSettings()), **overrides)
-    start = time.perf_counter()
     parl.set_seed(seed)
     summary.set_logdir(Path(logdir or f"train_log/ppo-{env_id}-seed{seed}"))
 
-    envs = gym.vector.SyncVectorEnv(
-        [lambda: make_env(env_id, settings)] * settings.num_envs,
-        autoreset_mode=gym.vector.AutoresetMode.SAME_STEP,
-    )
+    envs = make_vector_env(lambda: make_env(env_id, settings), settings.num_envs)
+    eval_envs = make_vector_env(lambda: make_env(env_id, settings), EVAL_EPISODES)
+    share_obs_statistics(envs, eval_envs)
     continuous = isinstance(envs.single_action_space, gym.spaces.Box)
     obs_dim = int(np.prod(envs.single_observation_space.shape))
     if continuous:
@@ -211,101 +197,80 @@ def train(
     )
     agent = PPOAgent(algorithm, seed=seed)
 
-    n, t_len = settings.num_envs, settings.num_steps
-    batch_size = n * t_len
+    def act(obs: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        value, action, logprob = agent.sample(obs)
+        return action, {"value": value, "logprob": logprob}
+
+    batch_size = settings.num_envs * settings.num_steps
     num_updates = max(1, settings.total_steps // batch_size)
     lr_schedule = LinearDecayScheduler(settings.lr, num_updates)
-    obs_buf = np.zeros((t_len, n, *envs.single_observation_space.shape), dtype=np.float32)
-    act_buf = np.zeros((t_len, n, *envs.single_action_space.shape), dtype=action_dtype(continuous))
-    logp_buf = np.zeros((t_len, n), dtype=np.float32)
-    val_buf = np.zeros((t_len, n), dtype=np.float32)
-    rew_buf = np.zeros((t_len, n), dtype=np.float32)
-    done_buf = np.zeros((t_len, n), dtype=np.float32)
-    term_buf = np.zeros((t_len, n), dtype=np.float32)
-    trunc_buf = np.zeros((t_len, n), dtype=np.float32)
-    final_val_buf = np.zeros((t_len, n), dtype=np.float32)
-
-    obs, _ = envs.reset(seed=seed)
-    next_done = np.zeros(n, dtype=np.float32)
-    step, next_eval = 0, settings.eval_every
+    collector = RolloutCollector(envs, seed=seed)
+    next_eval = settings.eval_every
     evals: list[tuple[int, float]] = []
     first_target_step: int | None = None
-    act_low = envs.single_action_space.low if continuous else None
-    act_high = envs.single_action_space.high if continuous else None
-    bar = tqdm(total=num_updates * batch_size, disable=quiet, desc=f"PPO {env_id} seed {seed}")
+    bar = progress_bar(
+        num_updates * batch_size, f"PPO {env_id} seed {seed}", unit="step", disable=quiet
+    )
     for update in range(num_updates):
         lr = settings.lr if update == 0 or not settings.anneal_lr else lr_schedule.step()
-        final_val_buf[:] = 0.0
-        for t in range(t_len):
-            obs_buf[t] = obs
-            done_buf[t] = next_done
-            value, action, logp = agent.sample(obs)
-            val_buf[t], act_buf[t], logp_buf[t] = value, action, logp
-            env_action = np.clip(action, act_low, act_high) if continuous else action
-            obs, reward, terminated, truncated, infos = envs.step(env_action)
-            rew_buf[t], term_buf[t], trunc_buf[t] = reward, terminated, truncated
-            next_done = (terminated | truncated).astype(np.float32)
-            cut = truncated & ~terminated
-            if cut.any():
-                final_obs = np.stack(infos["final_obs"][cut]).astype(np.float32)
-                final_val_buf[t, cut] = agent.value(final_obs)
-            if "final_info" in infos:
-                ended = infos["final_info"]["_episode"]
-                for episodic_return in infos["final_info"]["episode"]["r"][ended]:
-                    summary.add_scalar("charts/episodic_return", float(episodic_return), step)
-            step += n
-        bar.update(batch_size)
-
-        last_value = agent.value(obs)
-        rewards = bootstrap_truncated(rew_buf, term_buf, trunc_buf, final_val_buf, settings.gamma)
-        adv, returns = compute_gae(
-            rewards, val_buf, done_buf, last_value, next_done, settings.gamma, settings.gae_lambda
+        rollout = collector.rollout(act, settings.num_steps)
+        values, logprobs = rollout.extras["value"], rollout.extras["logprob"]
+        advantages, returns = compute_gae(
+            rollout.bootstrapped_rewards(agent.value, settings.gamma),
+            values,
+            rollout.dones,
+            agent.value(rollout.next_obs),
+            rollout.next_dones,
+            settings.gamma,
+            settings.gae_lambda,
         )
         value_loss, policy_loss, entropy = agent.learn(
-            obs_buf.reshape(batch_size, *obs_buf.shape[2:]),
-            act_buf.reshape(batch_size, *act_buf.shape[2:]),
-            val_buf.reshape(-1),
+            rollout.flatten(rollout.obs),
+            rollout.flatten(rollout.actions),
+            values.reshape(-1),
             returns.reshape(-1),
-            logp_buf.reshape(-1),
-            adv.reshape(-1),
+            logprobs.reshape(-1),
+            advantages.reshape(-1),
             settings.update_epochs,
             settings.num_minibatches,
             lr,
         )
-        sps = step / (time.perf_counter() - start)
+        step = collector.env_steps
+        collector.log_episodes()
         summary.add_scalars(
             {
                 "losses/value_loss": value_loss,
                 "losses/policy_loss": policy_loss,
                 "losses/entropy": entropy,
                 "charts/learning_rate": lr,
-                "charts/SPS": sps,
+                "charts/SPS": collector.sps,
             },
             step,
         )
+        bar.update(batch_size)
         if step >= next_eval or update == num_updates - 1:
             next_eval += settings.eval_every
-            eval_return = evaluate(agent, env_id, settings, envs, seed + 10_000)
-            evals.append((step, eval_return))
-            summary.add_scalar("eval/episodic_return", eval_return, step)
-            bar.set_postfix(eval=f"{eval_return:.1f}", sps=f"{sps:.0f}")
-            if (
-                first_target_step is None
-                and settings.target is not None
-                and eval_return >= settings.target
+            eval_return = evaluate(eval_envs, agent.predict, EVAL_EPISODES, seed=seed + 10_000)
+            evals.append((step, eval_return.mean_return))
+            summary.add_scalar("eval/episodic_return", eval_return.mean_return, step)
+            bar.set_postfix(eval=f"{eval_return.mean_return:.1f}", sps=f"{collector.sps:.0f}")
+            if first_target_step is None and (
+                settings.target is not None and eval_return.mean_return >= settings.target
             ):
                 first_target_step = step
     bar.close()
+    sps, step = collector.sps, collector.env_steps
     envs.close()
+    eval_envs.close()
     summary.close()
-    wall_s = time.perf_counter() - start
+    wall_s = step / sps
     final = evals[-1][1]
     if not quiet:
         logger.info("evaluations (step, mean return): %s", evals)
     reached = "not reached" if first_target_step is None else f"reached at {first_target_step}"
     print(
         f"final evaluation: mean return {final:.1f} over {EVAL_EPISODES} episodes "
-        f"({step} steps, {wall_s:.1f} s, {step / wall_s:.0f} steps/s, target "
+        f"({step} steps, {wall_s:.1f} s, {sps:.0f} steps/s, target "
         f"{settings.target} {reached})"
     )
     return {
@@ -313,18 +278,13 @@ def train(
         "seed": seed,
         "env_steps": step,
         "wall_s": wall_s,
-        "sps": step / wall_s,
+        "sps": sps,
         "final_eval_return": final,
         "target": settings.target,
         "first_target_step": first_target_step,
         "evals": evals,
         "settings": asdict(settings),
     }
-
-
-def action_dtype(continuous: bool) -> type:
-    """The numpy dtype of stored actions: float32 for Box, int64 for Discrete."""
-    return np.float32 if continuous else np.int64
 
 
 def main(argv: list[str] | None = None) -> None:

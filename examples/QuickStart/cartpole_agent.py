@@ -9,10 +9,10 @@ import paddle
 
 
 class CartpoleAgent(parl.Agent):
-    """Numpy-facing agent of the QuickStart (PARL's ``CartpoleAgent``).
+    """Numpy-facing agent of the QuickStart (PARL's ``CartpoleAgent``), for a batch of envs.
 
-    Acting draws from the policy's probabilities with numpy, so one environment step costs one
-    small forward pass and no extra paddle operations.
+    Acting draws from the policy's probabilities with numpy, so one step of ``N`` environments
+    costs one small forward pass and no extra paddle operations.
 
     Args:
         algorithm: a ``PolicyGradient`` instance.
@@ -24,17 +24,17 @@ class CartpoleAgent(parl.Agent):
         self.rng = np.random.default_rng(seed)
 
     def _probs(self, obs: np.ndarray) -> np.ndarray:
-        batch = paddle.to_tensor(np.asarray(obs, dtype=np.float32)[None])
-        return self.alg.predict(batch).numpy()[0].astype(np.float64)
+        return self.alg.predict(paddle.to_tensor(np.asarray(obs, dtype=np.float32))).numpy()
 
-    def sample(self, obs: np.ndarray) -> int:
-        """Return an action drawn from the policy for one observation ``[obs_dim]``."""
-        probs = self._probs(obs)
-        return int(self.rng.choice(len(probs), p=probs / probs.sum()))
+    def sample(self, obs: np.ndarray) -> np.ndarray:
+        """Return actions ``[N]`` drawn from the policy for observations ``[N, obs_dim]``."""
+        cumulative = self._probs(obs).cumsum(axis=1)
+        draws = self.rng.random((len(cumulative), 1)) * cumulative[:, -1:]
+        return (cumulative < draws).sum(axis=1)
 
-    def predict(self, obs: np.ndarray) -> int:
-        """Return the most probable action for one observation ``[obs_dim]``."""
-        return int(np.argmax(self._probs(obs)))
+    def predict(self, obs: np.ndarray) -> np.ndarray:
+        """Return the most probable actions ``[N]`` for observations ``[N, obs_dim]``."""
+        return self._probs(obs).argmax(axis=1)
 
     def learn(self, obs: np.ndarray, act: np.ndarray, reward: np.ndarray) -> float:
         """Take one REINFORCE step on a batch of steps and return the loss.

@@ -14,14 +14,20 @@ import time
 from pathlib import Path
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
-from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import parl
-from parl.utils import calc_discount_sum_rewards, logger, summary
+from parl.utils import (
+    RolloutCollector,
+    calc_discount_sum_rewards,
+    evaluate,
+    logger,
+    make_vector_env,
+    progress_bar,
+    summary,
+)
 
 from cartpole_agent import CartpoleAgent
 from cartpole_model import CartpoleModel
@@ -30,37 +36,26 @@ TARGET_RETURN = 475.0
 EVAL_EPISODES = 10
 
 
-def run_episode(env: gym.Env, agent: CartpoleAgent) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Play one episode with the stochastic policy; return observations, actions and rewards."""
+def run_episode(
+    collector: RolloutCollector, agent: CartpoleAgent
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Play one episode in the collector's single env with the stochastic policy.
+
+    Returns:
+        The episode's observations, actions and rewards.
+    """
     obs_list, action_list, reward_list = [], [], []
-    obs, _ = env.reset()
-    done = False
-    while not done:
-        action = agent.sample(obs)
-        obs_list.append(obs)
-        action_list.append(action)
-        obs, reward, terminated, truncated, _ = env.step(action)
-        reward_list.append(reward)
-        done = terminated or truncated
-    return (
-        np.asarray(obs_list, dtype=np.float32),
-        np.asarray(action_list, dtype=np.int64),
-        np.asarray(reward_list, dtype=np.float32),
-    )
-
-
-def evaluate(env: gym.Env, agent: CartpoleAgent, episodes: int = EVAL_EPISODES) -> float:
-    """Return the mean return of the greedy (argmax) policy over ``episodes`` episodes."""
-    returns = []
-    for _ in range(episodes):
-        obs, _ = env.reset()
-        total, done = 0.0, False
-        while not done:
-            obs, reward, terminated, truncated, _ = env.step(agent.predict(obs))
-            total += float(reward)
-            done = terminated or truncated
-        returns.append(total)
-    return float(np.mean(returns))
+    while True:
+        step = collector.step(agent.sample(collector.obs))
+        obs_list.append(step.obs[0])
+        action_list.append(step.actions[0])
+        reward_list.append(step.rewards[0])
+        if step.dones[0]:
+            return (
+                np.asarray(obs_list, dtype=np.float32),
+                np.asarray(action_list, dtype=np.int64),
+                np.asarray(reward_list, dtype=np.float32),
+            )
 
 
 def train(
@@ -99,25 +94,23 @@ def train(
     summary.set_logdir(logdir)
     save_path = Path(save_path) if save_path is not None else logdir / "model.ckpt"
 
-    env = gym.make("CartPole-v1")
-    eval_env = gym.make("CartPole-v1")
-    env.reset(seed=seed)
-    eval_env.reset(seed=seed + 10_000)
-    obs_dim = env.observation_space.shape[0]
-    act_dim = int(env.action_space.n)
+    collector = RolloutCollector(make_vector_env("CartPole-v1", 1), seed=seed)
+    eval_envs = make_vector_env("CartPole-v1", EVAL_EPISODES)
+    eval_envs.reset(seed=seed + 10_000)  # later evaluations continue this seeded stream
+    obs_dim = collector.envs.single_observation_space.shape[0]
+    act_dim = int(collector.envs.single_action_space.n)
 
     model = CartpoleModel(obs_dim, act_dim, hidden_size=hidden_size)
     algorithm = parl.algorithms.get("PolicyGradient")(model, lr=lr)
     agent = CartpoleAgent(algorithm, seed=seed)
 
-    env_steps, episode, eval_return, reached = 0, 0, 0.0, False
+    episode, eval_return, reached = 0, 0.0, False
     batch: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-    bar = tqdm(total=max_episodes, disable=quiet, desc=f"REINFORCE seed {seed}", unit="ep")
+    bar = progress_bar(max_episodes, f"REINFORCE seed {seed}", unit="ep", disable=quiet)
     while episode < max_episodes:
-        obs, actions, rewards = run_episode(env, agent)
+        obs, actions, rewards = run_episode(collector, agent)
         episode += 1
-        env_steps += len(rewards)
-        summary.add_scalar("charts/episodic_return", float(rewards.sum()), env_steps)
+        collector.log_episodes()
         batch.append((obs, actions, calc_discount_sum_rewards(rewards, gamma)))
         if len(batch) == episodes_per_update:
             returns = np.concatenate([item[2] for item in batch])
@@ -128,13 +121,13 @@ def train(
                 np.concatenate([item[1] for item in batch]),
                 returns,
             )
-            summary.add_scalar("losses/policy", loss, env_steps)
+            summary.add_scalar("losses/policy", loss, collector.env_steps)
             batch = []
         bar.update(1)
         if episode % eval_every == 0 or episode == max_episodes:
-            eval_return = evaluate(eval_env, agent)
-            summary.add_scalar("eval/episodic_return", eval_return, env_steps)
-            bar.set_postfix(eval=f"{eval_return:.1f}", steps=env_steps)
+            eval_return = evaluate(eval_envs, agent.predict, EVAL_EPISODES).mean_return
+            summary.add_scalar("eval/episodic_return", eval_return, collector.env_steps)
+            bar.set_postfix(eval=f"{eval_return:.1f}", steps=collector.env_steps)
             if eval_return >= TARGET_RETURN:
                 reached = True
                 break
@@ -146,12 +139,12 @@ def train(
         parl.algorithms.get("PolicyGradient")(CartpoleModel(obs_dim, act_dim, hidden_size))
     )
     restored.restore(save_path)
-    probe, _ = eval_env.reset()
-    if restored.predict(probe) != agent.predict(probe):
+    probe, _ = eval_envs.reset()
+    if not np.array_equal(restored.predict(probe), agent.predict(probe)):
         raise RuntimeError(f"the policy restored from {save_path} acts differently")
     summary.close()
-    env.close()
-    eval_env.close()
+    collector.envs.close()
+    eval_envs.close()
 
     if not quiet:
         logger.info("checkpoint saved to %s and restored into a fresh agent", save_path)
@@ -161,7 +154,7 @@ def train(
     )
     return {
         "episodes": episode,
-        "env_steps": env_steps,
+        "env_steps": collector.env_steps,
         "wall_s": wall_s,
         "reached": reached,
         "final_eval_return": eval_return,

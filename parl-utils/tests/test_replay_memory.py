@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+import subprocess
+import zipfile
 from pathlib import Path
 
-from parl.utils import ReplayMemory
+from parl.utils import ReplayMemory, TransitionBatch
 
 import numpy as np
 import pytest
@@ -18,7 +20,10 @@ def filled(max_size: int = 5, count: int = 3, **kwargs) -> ReplayMemory:
 def test_append_and_sample_discrete() -> None:
     rpm = filled()
     assert rpm.size() == len(rpm) == 3
-    obs, action, reward, next_obs, terminal = rpm.sample_batch(8)
+    batch = rpm.sample_batch(8)
+    assert isinstance(batch, TransitionBatch) and batch.obs is batch[0]
+    obs, action, reward, next_obs, terminal = batch
+    np.testing.assert_array_equal(batch.terminal, terminal)
     assert obs.shape == next_obs.shape == (8, 2) and obs.dtype == np.float32
     assert action.shape == (8,) and action.dtype == np.int64
     assert reward.shape == terminal.shape == (8,) and terminal.dtype == np.bool_
@@ -92,17 +97,31 @@ def test_append_batch_rejects_mismatched_batch() -> None:
 def test_sampling_empty_memory_raises() -> None:
     with pytest.raises(ValueError, match="empty ReplayMemory"):
         ReplayMemory(4, 2, 0).sample_batch(1)
-    with pytest.raises(ValueError, match="batch_size must be an integer >= 1, got 0"):
+    with pytest.raises(ValueError, match="batch_size must be an integer > 0, got 0"):
         filled().sample_batch(0)
 
 
 @pytest.mark.parametrize(
-    ("args", "message"),
-    [((0, 2, 0), "max_size"), ((4, (2, -1), 0), "obs_dim"), ((4, 2, -1), "act_dim")],
+    ("args", "kwargs", "message"),
+    [
+        ((0, 2, 0), {}, "max_size must be an integer > 0, got 0"),
+        ((True, 2, 0), {}, "max_size must be an integer > 0, got True"),
+        ((1e6, 2, 0), {}, "max_size must be an integer > 0, got 1000000.0"),
+        ((4, (2, -1), 0), {}, r"obs_dim\[1\] must be an integer > 0, got -1"),
+        ((4, (), 0), {}, "obs_dim must not be empty"),
+        ((4, 2, -1), {}, "act_dim must be an integer >= 0, got -1"),
+        ((4, 2, 0.5), {}, "act_dim must be an integer >= 0, got 0.5"),
+        ((4, 2, 0), {"seed": -1}, "seed must be an integer >= 0, got -1"),
+    ],
 )
-def test_constructor_rejects_bad_dims(args, message: str) -> None:
+def test_constructor_rejects_bad_dims(args, kwargs, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        ReplayMemory(*args)
+        ReplayMemory(*args, **kwargs)
+
+
+def test_numpy_integers_are_accepted() -> None:
+    rpm = ReplayMemory(np.int64(4), obs_dim=[np.int32(2)], act_dim=np.uint8(0), seed=np.int64(1))
+    assert rpm.max_size == 4 and rpm.obs_shape == (2,)
 
 
 def test_save_load_round_trip(tmp_path: Path) -> None:
@@ -120,21 +139,81 @@ def test_save_load_round_trip(tmp_path: Path) -> None:
     assert not list(tmp_path.glob("*.tmp"))
 
 
-def test_load_reads_parl_layout(tmp_path: Path) -> None:
-    # PARL saved the whole ring buffer plus other=[size, write position].
-    obs = np.array([[3.0], [4.0], [2.0]], dtype=np.float32)
+def parl_file(path: Path, max_size: int, rows: list[int], pos: int, act_dim: int = 0) -> Path:
+    """Write what PARL 2.x's ReplayMemory.save writes: the whole max_size ring, other=[size, pos].
+
+    Row ``i`` holds obs ``[rows[i]]``; discrete actions are int32 ``[max_size]``, continuous
+    ones float32 ``[max_size, act_dim]``; rows past ``size`` are zeros.
+    """
+    obs = np.zeros((max_size, 1), np.float32)
+    obs[: len(rows), 0] = rows
+    if act_dim:
+        action = np.zeros((max_size, act_dim), np.float32)
+        action[: len(rows)] = np.asarray(rows)[:, None] / 10
+    else:
+        action = np.zeros((max_size,), np.int32)
+        action[: len(rows)] = rows
+    reward = obs[:, 0] * 2
     np.savez(
-        tmp_path / "parl.npz",
+        path,
         obs=obs,
-        action=np.array([3, 4, 2]),
-        reward=np.zeros(3, np.float32),
-        next_obs=obs,
-        terminal=np.zeros(3, bool),
-        other=np.array([3, 2]),
+        action=action,
+        reward=reward,
+        terminal=obs[:, 0] > 2,
+        next_obs=obs + 1,
+        other=np.array([len(rows), pos], dtype=np.int32),
     )
+    return path
+
+
+def test_load_reads_parl_files_full_ring(tmp_path: Path) -> None:
+    # A full ring of 3 whose next write goes to row 2: the oldest transition is in row 2.
     rpm = ReplayMemory(3, obs_dim=1, act_dim=0)
-    rpm.load(tmp_path / "parl.npz")
+    rpm.load(parl_file(tmp_path / "parl.npz", 3, [3, 4, 2], pos=2))
     np.testing.assert_array_equal(rpm.obs[:, 0], [2, 3, 4])
+    np.testing.assert_array_equal(rpm.action, [2, 3, 4])
+    np.testing.assert_array_equal(rpm.next_obs[:, 0], [3, 4, 5])
+    np.testing.assert_array_equal(rpm.terminal, [False, True, True])
+
+
+def test_load_reads_parl_files_padded_to_their_max_size(tmp_path: Path) -> None:
+    # PARL's max_size was 1000 but it held 2 transitions: only those rows are read.
+    rpm = ReplayMemory(5, obs_dim=1, act_dim=2)
+    rpm.load(parl_file(tmp_path / "parl.npz", 1000, [7, 8], pos=2, act_dim=2))
+    assert len(rpm) == 2
+    np.testing.assert_allclose(rpm.action[:2], [[0.7, 0.7], [0.8, 0.8]])
+    rpm.append([9], [0.9, 0.9], 1.0, [10], False)
+    np.testing.assert_array_equal(rpm.obs[:3, 0], [7, 8, 9])
+
+
+def test_save_writes_parl_layout(tmp_path: Path) -> None:
+    rpm = filled(max_size=3, count=5)  # full ring, next write at row 2
+    written = rpm.save(tmp_path / "rpm")
+    assert written == tmp_path / "rpm.npz"  # numpy.savez (so PARL) appends .npz
+    with zipfile.ZipFile(written) as archive:
+        assert archive.namelist() == [
+            f"{key}.npy" for key in ("obs", "action", "reward", "terminal", "next_obs", "other")
+        ]
+    with np.load(written, allow_pickle=False) as data:
+        assert data["other"].dtype == np.int32
+        np.testing.assert_array_equal(data["other"], [3, 2])
+        np.testing.assert_array_equal(data["obs"][:, 0], [3, 4, 2])  # ring order, as PARL
+        assert data["terminal"].dtype == np.bool_ and data["reward"].dtype == np.float32
+    assert oct(written.stat().st_mode & 0o777) == "0o600"
+    # A partly filled memory writes its rows only; PARL reads [:size] and the position.
+    partial = filled(max_size=100, count=2).save(tmp_path / "partial.npz")
+    with np.load(partial) as data:
+        assert data["obs"].shape == (2, 2)
+        np.testing.assert_array_equal(data["other"], [2, 2])
+
+
+def test_save_removes_temporaries_of_killed_writers(tmp_path: Path) -> None:
+    writer = subprocess.Popen(["true"])
+    writer.wait()  # a writer that is gone, leaving its temporary file behind
+    orphan = tmp_path / f".rpm.npz.{writer.pid}.abc123.tmp"
+    orphan.write_bytes(b"half a file")
+    filled().save(tmp_path / "rpm.npz")
+    assert not orphan.exists()
 
 
 def test_load_mismatched_shape_leaves_memory_unchanged(tmp_path: Path) -> None:
@@ -148,6 +227,63 @@ def test_load_mismatched_shape_leaves_memory_unchanged(tmp_path: Path) -> None:
         rpm.load(tmp_path / "other.npz")
     assert len(rpm) == 3
     np.testing.assert_array_equal(rpm.obs, before)
+
+
+class Boom:
+    def __reduce__(self):
+        return (print, ("unpickled!",))
+
+
+@pytest.mark.parametrize(
+    ("arrays", "message"),
+    [
+        ({"obs": np.array([Boom()], dtype=object)}, "obs.npy holds Python objects"),
+        ({"extra": np.zeros(1)}, r"unexpected entries \['extra.npy'\]"),
+        ({"other": np.array([1, 1, 1], np.int32)}, "malformed 'other' entry"),
+        ({"other": np.array([1.0, 1.0])}, "malformed 'other' entry"),
+        ({"other": np.array([4, 0], np.int32)}, r"other = \[size=4, position=0\] does not fit"),
+        ({"other": np.array([2, 0], np.int32)}, r"position == size unless the ring is full"),
+        ({"other": np.array([-1, 0], np.int32)}, "does not fit its 3 rows"),
+        ({"action": np.zeros(3, np.float32)}, "field 'action' .* dtype float32, which cannot"),
+        ({"terminal": np.zeros(3, np.float32)}, "field 'terminal' .* dtype float32"),
+        ({"reward": np.zeros((3, 1), np.float32)}, r"field 'reward' .* shape \(3, 1\)"),
+    ],
+)
+def test_load_rejects_bad_files_and_changes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], arrays: dict, message: str
+) -> None:
+    path = parl_file(tmp_path / "good.npz", 3, [1, 2, 3], pos=0)
+    with np.load(path) as data:
+        content = {key: data[key] for key in data.files}
+    np.savez(tmp_path / "bad.npz", **{**content, **arrays})
+    rpm = ReplayMemory(5, obs_dim=1, act_dim=0)
+    for i in range(2):
+        rpm.append([i], i, 0.0, [i], False)
+    before = {field: getattr(rpm, field).copy() for field in ("obs", "action", "terminal")}
+    with pytest.raises(ValueError, match=message):
+        rpm.load(tmp_path / "bad.npz")
+    assert len(rpm) == 2 and rpm._curr_pos == 2
+    for field, array in before.items():
+        np.testing.assert_array_equal(getattr(rpm, field), array)
+    assert "unpickled!" not in capsys.readouterr().out
+
+
+def test_load_truncated_data(tmp_path: Path) -> None:
+    path = parl_file(tmp_path / "parl.npz", 3, [1, 2, 3], pos=0)
+    with np.load(path) as data:
+        content = {key: data[key] for key in data.files}
+    # A stored obs array claiming 3 rows but holding the bytes of 2.
+    header = np.lib.format.header_data_from_array_1_0(content["obs"])
+    with zipfile.ZipFile(tmp_path / "cut.npz", "w") as archive:
+        for key, array in content.items():
+            with archive.open(f"{key}.npy", "w") as member:
+                if key == "obs":
+                    np.lib.format.write_array_header_1_0(member, header)
+                    member.write(array[:2].tobytes())
+                else:
+                    np.lib.format.write_array(member, array)
+    with pytest.raises(ValueError, match=r"obs.npy is truncated \(8 of 12 bytes\)"):
+        ReplayMemory(5, obs_dim=1, act_dim=0).load(tmp_path / "cut.npz")
 
 
 def test_load_too_many_transitions(tmp_path: Path) -> None:

@@ -43,7 +43,7 @@ def test_linear_rejects_bad_max_steps(max_steps: object) -> None:
 
 @pytest.mark.parametrize("step_num", [0, -2, 1.5])
 def test_step_rejects_bad_step_num(step_num: object) -> None:
-    with pytest.raises(ValueError, match="step_num must be an integer >= 1"):
+    with pytest.raises(ValueError, match="step_num must be an integer > 0"):
         LinearDecayScheduler(1.0, 10).step(step_num)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="step_num must be an integer >= 1"):
+    with pytest.raises(ValueError, match="step_num must be an integer > 0"):
         PiecewiseScheduler([(0, 1.0)]).step(step_num)  # type: ignore[arg-type]

@@ -18,7 +18,7 @@ def test_window_stat() -> None:
 
 @pytest.mark.parametrize("size", [0, -1, 1.5, True])
 def test_window_stat_rejects_bad_size(size: object) -> None:
-    with pytest.raises(ValueError, match="window_size must be an integer >= 1"):
+    with pytest.raises(ValueError, match="window_size must be an integer > 0"):
         WindowStat(size)  # type: ignore[arg-type]
 
 

@@ -1,40 +1,34 @@
-"""ReplayMemory: a fixed-size numpy ring buffer of transitions (PARL's API)."""
+"""ReplayMemory: a fixed-size numpy ring buffer of transitions (PARL's API and file format)."""
 
 from __future__ import annotations
 
-import operator
 import os
-import tempfile
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import IO, Any, NamedTuple
+
+from parl.core.files import atomic_write
+from parl.utils._validation import non_negative_int, positive_int
 
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
-__all__ = ["ReplayMemory"]
+__all__ = ["ReplayMemory", "TransitionBatch"]
 
 _FIELDS = ("obs", "action", "reward", "next_obs", "terminal")
+# PARL 2.x's npz keys, in the order it writes them.
+_FILE_KEYS = ("obs", "action", "reward", "terminal", "next_obs", "other")
 
 
-def _positive_int(name: str, value: int) -> int:
-    try:
-        number = operator.index(value)
-    except TypeError:
-        number = 0
-    if isinstance(value, bool) or number < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-    return number
+class TransitionBatch(NamedTuple):
+    """A batch of transitions; unpacks as PARL's ``(obs, action, reward, next_obs, terminal)``."""
 
-
-def _shape_tuple(value: int | Sequence[int]) -> tuple[int, ...]:
-    items = value if isinstance(value, Sequence) else (value,)
-    if any(isinstance(item, bool) for item in items):
-        return ()
-    try:
-        return tuple(operator.index(item) for item in items)
-    except TypeError:
-        return ()
+    obs: np.ndarray
+    action: np.ndarray
+    reward: np.ndarray
+    next_obs: np.ndarray
+    terminal: np.ndarray
 
 
 class ReplayMemory:
@@ -66,20 +60,16 @@ class ReplayMemory:
         obs_dtype: DTypeLike = np.float32,
         seed: int | None = None,
     ) -> None:
-        self.max_size = _positive_int("max_size", max_size)
-        dims = _shape_tuple(obs_dim)
-        if not dims or min(dims) < 1:
-            raise ValueError(
-                f"obs_dim must be a positive int or a tuple of positive ints, got {obs_dim!r}"
-            )
-        act_dims = _shape_tuple(act_dim)
-        if len(act_dims) != 1 or act_dims[0] < 0 or not isinstance(act_dim, (int, np.integer)):
-            raise ValueError(
-                f"act_dim must be 0 (discrete actions) or a positive int (continuous action "
-                f"size), got {act_dim!r}"
-            )
-        act_dim = act_dims[0]
-        self.obs_shape: tuple[int, ...] = dims
+        self.max_size = positive_int("max_size", max_size)
+        dims = list(obs_dim) if isinstance(obs_dim, Sequence) else [obs_dim]
+        if not dims:
+            raise ValueError("obs_dim must not be empty; pass the observation shape, e.g. 4")
+        self.obs_shape: tuple[int, ...] = tuple(
+            positive_int(f"obs_dim[{i}]", dim) for i, dim in enumerate(dims)
+        )
+        act_dim = non_negative_int("act_dim", act_dim)
+        if seed is not None:
+            seed = non_negative_int("seed", seed)
         self.act_dim = act_dim
         self.action_shape: tuple[int, ...] = (act_dim,) if act_dim else ()
         self.obs = np.zeros((self.max_size, *dims), dtype=obs_dtype)
@@ -181,18 +171,16 @@ class ReplayMemory:
         Raises:
             ValueError: if the memory is empty or ``batch_size`` is not a positive integer.
         """
-        batch_size = _positive_int("batch_size", batch_size)
+        batch_size = positive_int("batch_size", batch_size)
         if self._curr_size == 0:
             raise ValueError("cannot sample from an empty ReplayMemory; append transitions first")
         return self._rng.integers(0, self._curr_size, size=batch_size)
 
-    def sample_batch_by_index(
-        self, batch_idx: ArrayLike
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def sample_batch_by_index(self, batch_idx: ArrayLike) -> TransitionBatch:
         """Return copies of the transitions at ``batch_idx``.
 
         Returns:
-            ``(obs, action, reward, next_obs, terminal)``.
+            A :class:`TransitionBatch`, unpackable as ``(obs, action, reward, next_obs, terminal)``.
 
         Raises:
             IndexError: if an index is outside ``[0, size())``.
@@ -205,16 +193,13 @@ class ReplayMemory:
                 f"batch_idx must lie in [0, {self._curr_size}) (the stored transitions), "
                 f"got values from {index.min()} to {index.max()}"
             )
-        obs, action, reward, next_obs, terminal = (getattr(self, f)[index] for f in _FIELDS)
-        return obs, action, reward, next_obs, terminal
+        return TransitionBatch(*(getattr(self, field)[index] for field in _FIELDS))
 
-    def sample_batch(
-        self, batch_size: int
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def sample_batch(self, batch_size: int) -> TransitionBatch:
         """Sample ``batch_size`` transitions uniformly with replacement.
 
         Returns:
-            ``(obs, action, reward, next_obs, terminal)``.
+            A :class:`TransitionBatch`, unpackable as ``(obs, action, reward, next_obs, terminal)``.
 
         Raises:
             ValueError: if the memory is empty or ``batch_size`` is not a positive integer.
@@ -228,80 +213,151 @@ class ReplayMemory:
     def __len__(self) -> int:
         return self._curr_size
 
-    def _chronological(self) -> np.ndarray:
-        return (self._curr_pos - self._curr_size + np.arange(self._curr_size)) % self.max_size
+    def save(self, pathname: str | os.PathLike[str]) -> Path:
+        """Write the memory to an ``.npz`` file in PARL 2.x's layout, atomically, owner-only.
 
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the stored transitions to ``path`` (npz, oldest first), atomically.
+        The file holds the arrays ``obs``, ``action``, ``reward``, ``terminal``, ``next_obs``
+        (the ring buffer's first ``size()`` rows, in ring order) and ``other = int32 [size,
+        write position]``, so PARL 2.x's ``ReplayMemory.load`` reads it too. As ``numpy.savez``
+        (and so PARL) does, ``.npz`` is appended to a path without it. A crash while writing
+        leaves any old file intact.
 
-        The file is written next to ``path`` and moved into place, so a crash leaves any old
-        file intact. Unlike PARL, no ``.npz`` suffix is added.
+        Returns:
+            The path written.
         """
-        target = Path(path)
-        order = self._chronological()
-        arrays = {field: getattr(self, field)[order] for field in _FIELDS}
-        # other = [size, write position] as in PARL; the saved arrays are a full ring of `size`.
-        other = np.array([self._curr_size, 0])
-        fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                np.savez(handle, **arrays, other=other)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp_name, target)
-        except BaseException:
-            Path(tmp_name).unlink(missing_ok=True)
-            raise
+        path = Path(pathname)
+        if path.suffix != ".npz":
+            path = path.with_name(path.name + ".npz")
+        size = self._curr_size
+        arrays = {key: getattr(self, key)[:size] for key in _FILE_KEYS[:-1]}
+        other = np.array([size, self._curr_pos], dtype=np.int32)
+        with atomic_write(path) as handle:
+            np.savez(handle, **arrays, other=other)
+        return path
 
-    def load(self, path: str | os.PathLike[str]) -> None:
-        """Replace the memory's content with the transitions saved in ``path``.
+    def load(self, pathname: str | os.PathLike[str]) -> None:
+        """Replace the memory's content with the transitions in ``pathname``.
 
-        Reads files written by :meth:`save` and by PARL's ``ReplayMemory.save``. Everything is
-        checked before anything changes, so on error the memory is unchanged.
+        Reads files written by :meth:`save` and by PARL 2.x (whose arrays span its whole
+        ``max_size``; only the stored rows are read). Nothing is unpickled, and the file is
+        checked whole (entries, shapes, dtypes, ``size`` and write position in range) before
+        anything changes; on error the memory is unchanged.
 
         Raises:
-            ValueError: if the file is unreadable, lacks a field, holds more transitions than
-                ``max_size``, or a field's shape does not fit this memory (the message names the
-                field and both shapes).
+            ValueError: if the file is unreadable or not a ReplayMemory file, or does not fit
+                this memory; the message names the field and what was expected.
         """
         try:
-            with np.load(path, allow_pickle=False) as data:
-                missing = [key for key in (*_FIELDS, "other") if key not in data.files]
-                if missing:
-                    raise ValueError(
-                        f"{path} is not a ReplayMemory file: fields {missing} are missing"
-                    )
-                loaded = {key: data[key] for key in (*_FIELDS, "other")}
+            with zipfile.ZipFile(pathname) as archive:
+                _check_entries(archive, pathname)
+                headers = {key: _read_header(archive, key, pathname) for key in _FILE_KEYS}
+                length = self._check_fields(headers, pathname)
+                size, pos = self._check_other(_read_rows(archive, "other", 2, pathname), length)
+                loaded = {field: _read_rows(archive, field, size, pathname) for field in _FIELDS}
         except (OSError, EOFError, zipfile.BadZipFile) as exc:
-            raise ValueError(f"cannot read ReplayMemory file {path}: {exc}") from exc
-        other = loaded.pop("other")
-        length = len(loaded["obs"]) if loaded["obs"].ndim else 0
-        if other.shape != (2,) or not 0 <= other[0] <= length or not 0 <= other[1] <= length:
-            raise ValueError(
-                f"{path} has a malformed 'other' field {other!r} (expected [size, position] "
-                f"within the {length} stored rows)"
-            )
-        size, pos = int(other[0]), int(other[1])
-        if size > self.max_size:
-            raise ValueError(
-                f"{path} holds {size} transitions but this memory has max_size={self.max_size}; "
-                f"create a ReplayMemory with max_size >= {size}"
-            )
-        for field in _FIELDS:
-            expected = (length, *self._field_shape(field))
-            if loaded[field].shape != expected:
-                raise ValueError(
-                    f"field {field!r} in {path} has shape {loaded[field].shape}, but this memory "
-                    f"expects {expected}; create the ReplayMemory with the obs_dim/act_dim the "
-                    "file was saved with"
-                )
-            if not np.can_cast(loaded[field].dtype, getattr(self, field).dtype, "same_kind"):
-                raise ValueError(
-                    f"field {field!r} in {path} has dtype {loaded[field].dtype}, which cannot be "
-                    f"stored as {getattr(self, field).dtype}"
-                )
-        order = (pos - size + np.arange(size)) % max(length, 1)
+            raise ValueError(f"cannot read ReplayMemory file {pathname}: {exc}") from exc
+        order = (pos - size + np.arange(size)) % max(size, 1)
         for field in _FIELDS:
             getattr(self, field)[:size] = loaded[field][order]
         self._curr_size = size
         self._curr_pos = size % self.max_size
+
+    def _check_fields(self, headers: dict[str, _Header], path: Any) -> int:
+        """Check every array's shape and dtype against this memory; return the row count."""
+        length = headers["obs"].shape[0] if headers["obs"].shape else 0
+        for field in _FIELDS:
+            shape, dtype = headers[field].shape, headers[field].dtype
+            expected = (length, *getattr(self, field).shape[1:])
+            if shape != expected:
+                raise ValueError(
+                    f"field {field!r} in {path} has shape {shape}, but this memory expects "
+                    f"{expected}; create the ReplayMemory with the obs_dim/act_dim the file was "
+                    "saved with"
+                )
+            target = getattr(self, field).dtype
+            if not np.can_cast(dtype, target, "same_kind"):
+                raise ValueError(
+                    f"field {field!r} in {path} has dtype {dtype}, which cannot be stored as "
+                    f"{target}"
+                )
+        other = headers["other"]
+        if other.shape != (2,) or other.dtype.kind not in "iu":
+            raise ValueError(
+                f"{path} has a malformed 'other' entry (shape {other.shape}, dtype "
+                f"{other.dtype}); it must be [size, write position] as two integers"
+            )
+        return length
+
+    def _check_other(self, other: np.ndarray, length: int) -> tuple[int, int]:
+        """Check ``other = [size, write position]`` against the file and this memory."""
+        size, pos = int(other[0]), int(other[1])
+        if not (0 <= size <= length and 0 <= pos <= length and (size == length or pos == size)):
+            raise ValueError(
+                f"the file's other = [size={size}, position={pos}] does not fit its {length} "
+                "rows (0 <= size <= rows, and position == size unless the ring is full)"
+            )
+        if size > self.max_size:
+            raise ValueError(
+                f"the file holds {size} transitions but this memory has "
+                f"max_size={self.max_size}; create a ReplayMemory with max_size >= {size}"
+            )
+        return size, pos
+
+
+class _Header(NamedTuple):
+    shape: tuple[int, ...]
+    dtype: np.dtype[Any]
+
+
+def _check_entries(archive: zipfile.ZipFile, path: Any) -> None:
+    names = set(archive.namelist())
+    expected = {f"{key}.npy" for key in _FILE_KEYS}
+    missing = [key for key in _FILE_KEYS if f"{key}.npy" not in names]
+    if missing:
+        raise ValueError(f"{path} is not a ReplayMemory file: fields {missing} are missing")
+    if names - expected:
+        raise ValueError(
+            f"{path} has unexpected entries {sorted(names - expected)}; a ReplayMemory file "
+            f"holds exactly {sorted(expected)}"
+        )
+
+
+def _open_npy(archive: zipfile.ZipFile, key: str, path: Any) -> tuple[IO[bytes], _Header]:
+    """Open ``key.npy`` and read its header, leaving the stream at the data."""
+    member = archive.open(f"{key}.npy")
+    try:
+        version = np.lib.format.read_magic(member)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(member)
+        elif version == (2, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(member)
+        else:
+            raise ValueError(f"unsupported .npy format version {version}")
+    except ValueError as exc:
+        member.close()
+        raise ValueError(f"{path}: {key}.npy is not a readable numpy array: {exc}") from exc
+    if dtype.hasobject or (fortran and len(shape) > 1):
+        member.close()
+        raise ValueError(
+            f"{path}: {key}.npy holds {'Python objects' if dtype.hasobject else 'a Fortran-order'}"
+            " array; ReplayMemory files hold plain numeric arrays (nothing is unpickled)"
+        )
+    return member, _Header(tuple(shape), dtype)
+
+
+def _read_header(archive: zipfile.ZipFile, key: str, path: Any) -> _Header:
+    member, header = _open_npy(archive, key, path)
+    member.close()
+    return header
+
+
+def _read_rows(archive: zipfile.ZipFile, key: str, rows: int, path: Any) -> np.ndarray:
+    """Read the first ``rows`` rows of ``key.npy``, no more (PARL pads to its max_size)."""
+    member, header = _open_npy(archive, key, path)
+    with member:
+        row_shape = header.shape[1:]
+        count = rows * int(np.prod(row_shape, dtype=np.int64)) * header.dtype.itemsize
+        data = member.read(count)
+    if len(data) != count:
+        raise ValueError(f"{path}: {key}.npy is truncated ({len(data)} of {count} bytes)")
+    return np.frombuffer(data, dtype=header.dtype).reshape(rows, *row_shape)

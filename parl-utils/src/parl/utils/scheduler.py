@@ -2,20 +2,11 @@
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 
+from parl.utils._validation import positive_int
+
 __all__ = ["LinearDecayScheduler", "PiecewiseScheduler"]
-
-
-def _check_step_num(step_num: int) -> int:
-    try:
-        number = operator.index(step_num)
-    except TypeError:
-        number = 0
-    if isinstance(step_num, bool) or number < 1:
-        raise ValueError(f"step_num must be an integer >= 1, got {step_num!r}")
-    return number
 
 
 class PiecewiseScheduler:
@@ -56,7 +47,7 @@ class PiecewiseScheduler:
 
     def step(self, step_num: int = 1) -> float:
         """Advance by ``step_num`` steps and return the value at the new step."""
-        self.cur_step += _check_step_num(step_num)
+        self.cur_step += positive_int("step_num", step_num)
         while (
             self.cur_index + 1 < len(self.scheduler_list)
             and self.cur_step >= self.scheduler_list[self.cur_index + 1][0]
@@ -68,6 +59,9 @@ class PiecewiseScheduler:
 
 class LinearDecayScheduler:
     """Linear decay from ``start_value`` to 0 over ``max_steps`` steps, then 0.
+
+    The value after ``max_steps`` steps is exactly ``0.0`` (PARL's schedule, which a PPO
+    learning rate reaches on its last update).
 
     Args:
         start_value: the value at step 0.
@@ -83,17 +77,11 @@ class LinearDecayScheduler:
     """
 
     def __init__(self, start_value: float, max_steps: int) -> None:
-        try:
-            steps = operator.index(max_steps)
-        except TypeError:
-            steps = 0
-        if isinstance(max_steps, bool) or steps <= 0:
-            raise ValueError(f"max_steps must be an integer > 0, got {max_steps!r}")
         self.start_value = start_value
-        self.max_steps = steps
+        self.max_steps = positive_int("max_steps", max_steps)
         self.cur_step = 0
 
     def step(self, step_num: int = 1) -> float:
         """Advance by ``step_num`` steps and return ``start_value * (1 - step / max_steps)``."""
-        self.cur_step = min(self.cur_step + _check_step_num(step_num), self.max_steps)
+        self.cur_step = min(self.cur_step + positive_int("step_num", step_num), self.max_steps)
         return self.start_value * (1.0 - self.cur_step / self.max_steps)

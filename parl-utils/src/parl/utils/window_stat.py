@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import operator
 from collections import deque
+
+from parl.utils._validation import positive_int
 
 __all__ = ["WindowStat"]
 
@@ -23,13 +24,7 @@ class WindowStat:
     """
 
     def __init__(self, window_size: int) -> None:
-        try:
-            size = operator.index(window_size)
-        except TypeError:
-            size = 0
-        if isinstance(window_size, bool) or size < 1:
-            raise ValueError(f"window_size must be an integer >= 1, got {window_size!r}")
-        self._items: deque[float] = deque(maxlen=size)
+        self._items: deque[float] = deque(maxlen=positive_int("window_size", window_size))
 
     def add(self, obj: float) -> None:
         """Add a value, dropping the oldest one when the window is full."""
