@@ -143,6 +143,11 @@ def start(
     host = host or default_host()
     if insecure and (encrypt or secret_file):
         raise click.UsageError("--insecure excludes --encrypt and --secret-file")
+    mode = Mode.INSECURE if insecure else Mode.ENCRYPT if encrypt else Mode.AUTH
+    try:
+        Security.for_mode(mode, "checking the host only").binding(host)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc
     existing = data_home() / "clusters" / str(port)
     if (existing / "cluster.json").is_file() and LocalCluster.load(existing).is_running():
         raise click.ClickException(
@@ -151,7 +156,6 @@ def start(
         )
     if not _port_is_free(host, port):
         raise click.ClickException(f"port {port} on {host} is in use; pick another --port")
-    mode = Mode.INSECURE if insecure else Mode.ENCRYPT if encrypt else Mode.AUTH
     cpus = (os.cpu_count() or 1) if cpu_num is None else cpu_num
     try:
         secret = read_secret_file(secret_file) if secret_file else None

@@ -194,18 +194,19 @@ def handshake_problem(event: int, value: int) -> str:
 class Watch:
     """The monitor of a socket: counts failed security handshakes, hands back other events.
 
-    On a bound socket a failure is a refused peer (a peer that merely hung up during its
-    handshake is not counted); on a connecting socket it is this process being refused. Each
-    is logged as ``label (why; N so far)``, at most once a second, so a port scan cannot flood
-    a log; the latest reason stays in ``problem``.
+    On a bound socket a failure is a refused peer; on a connecting socket it is this process
+    being refused. A failure is logged as ``label (why; N so far)``, at most once a second so a
+    port scan cannot flood a log, and the latest reason stays in ``problem``. On a bound socket
+    a peer that hung up during its handshake is counted but not logged: which side notices a
+    mismatch first is a race, and a redialing member hangs up that way too.
     """
 
     def __init__(
         self, sock: zmq.Socket, events: int, label: str, log: Any, bound: bool = False
     ) -> None:
-        self.failures = HANDSHAKE_FAILED
+        self.loud = HANDSHAKE_FAILED
         if bound:
-            self.failures &= ~zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
+            self.loud &= ~zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
         self.socket = sock.get_monitor_socket(events | HANDSHAKE_FAILED)
         self.label = label
         self.log = log
@@ -224,10 +225,12 @@ class Watch:
             except zmq.Again:
                 return events
             event, value = int(message["event"]), int(message["value"])
-            if not event & self.failures:
+            if not event & HANDSHAKE_FAILED:
                 events.append((event, value))
                 continue
             self.refused += 1
+            if not event & self.loud:
+                continue
             self.problem = handshake_problem(event, value)
             now = time.monotonic()
             if now - self._last_log >= 1.0:

@@ -200,6 +200,7 @@ class Worker:
         env = dict(os.environ)
         env.pop(SECRET_ENV, None)  # the secret reaches the job on stdin, not in its environment
         env.update(XPARL="True", CUDA_VISIBLE_DEVICES="", PYTHONUNBUFFERED="1", XPARL_JOB_ID=job_id)
+        env["PYTHONDONTWRITEBYTECODE"] = "1"  # shipped modules leave no (world-readable) .pyc
         if self.port_range:
             env["XPARL_PORT_RANGE"] = self.port_range
         log = os.open(self.log_dir / f"{job_id}.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
