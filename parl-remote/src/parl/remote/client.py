@@ -475,7 +475,8 @@ class ActorChannel:
         self.socket.heartbeat_ivl = int(timeouts.heartbeat_interval * 1000)
         self.socket.heartbeat_timeout = int(timeouts.heartbeat_timeout * 1000)
         P.bound_inbound(self.socket, client.limits.max_message_bytes)
-        client.security.dial_job(self.socket, self.job_id, str(grant.get("mechanism", "")))
+        self.mechanism = str(grant.get("mechanism", ""))
+        client.security.dial_job(self.socket, self.job_id, self.mechanism)
         self.monitor = self.socket.get_monitor_socket(_CHANNEL_EVENTS)
         self.socket.connect(f"tcp://{self.address}")
 

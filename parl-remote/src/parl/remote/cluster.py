@@ -288,7 +288,7 @@ class LocalCluster:
                 check_secret(chosen, SECRET_ENV) if chosen else new_secret(),
                 encrypt=mode is Mode.ENCRYPT,
             )
-        security.binding(host)  # an insecure cluster beyond loopback fails here, before a spawn
+        security = security.binding(host)  # encrypted beyond loopback; insecure fails here
         staging = private_dir(clusters / f".starting-{os.getpid()}-{uuid.uuid4().hex[:6]}")
         ready = staging / "master.ready"
         cmd = [

@@ -21,15 +21,27 @@ _BLOCK = 64 * 2**10
 
 
 def tail(path: Path, lines: int = 0, max_bytes: int = MAX_TAIL_BYTES) -> tuple[str, bool]:
-    """The last ``lines`` lines of ``path`` (0: as many as fit), never more than ``max_bytes``.
+    """The last ``lines`` lines of an actor's log (0: as many as fit in ``max_bytes``), reading
+    on into its rotated part ``<name>.1`` when the log itself holds fewer.
 
     Returns:
         The text and whether older text was left out because of ``max_bytes``.
     """
+    kept, cut = _tail_lines(path, lines, max_bytes)
+    older = path.with_name(path.name + ".1")
+    short = len(kept) < lines if lines else not cut
+    if short and older.is_file():
+        room = max_bytes - sum(len(line) for line in kept)
+        more, cut = _tail_lines(older, lines - len(kept) if lines else 0, room)
+        kept = more + kept
+    return b"".join(kept).decode("utf-8", "replace"), cut
+
+
+def _tail_lines(path: Path, lines: int, max_bytes: int) -> tuple[list[bytes], bool]:
     chunks: list[bytes] = []
     with open(path, "rb") as handle:
         end = handle.seek(0, os.SEEK_END)
-        start = max(0, end - max_bytes)
+        start = max(0, end - max(0, max_bytes))
         position, newlines = end, 0
         while position > start and not (lines and newlines > lines):
             step = min(_BLOCK, position - start)
@@ -37,14 +49,13 @@ def tail(path: Path, lines: int = 0, max_bytes: int = MAX_TAIL_BYTES) -> tuple[s
             handle.seek(position)
             chunks.append(handle.read(step))
             newlines += chunks[-1].count(b"\n")
-    data = b"".join(reversed(chunks))
-    kept = data.splitlines(keepends=True)
+    kept = b"".join(reversed(chunks)).splitlines(keepends=True)
     if lines and len(kept) >= lines:
-        return b"".join(kept[-lines:]).decode("utf-8", "replace"), False
+        return kept[-lines:], False
     cut = position > 0
     if cut and kept:
         kept = kept[1:]  # the first line is only partly there
-    return b"".join(kept).decode("utf-8", "replace"), cut
+    return kept, cut
 
 
 def rotate_if_large(path: Path, max_bytes: int) -> bool:
