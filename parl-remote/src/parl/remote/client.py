@@ -361,6 +361,12 @@ class Client:
         the resource timeout.
         """
         arg_frames = dumps((args, kwargs), f"the arguments of {class_name}()")
+        spec = {
+            "class_name": class_name,
+            "client_id": self.client_id,
+            "max_memory": max_memory,
+            "max_message_bytes": self.limits.max_message_bytes,
+        }
         deadline = time.monotonic() + self.timeouts.resource_timeout
         while True:
             remaining = max(0.0, deadline - time.monotonic())
@@ -372,6 +378,8 @@ class Client:
             channel = ActorChannel(self, grant, class_name, call_timeout)
             try:
                 channel.verify()
+                init = [P.encode({**spec, "gpus": grant["gpus"]}), *self.files_frames]
+                channel.request(P.OP_INIT, [*init, *class_frames, *arg_frames], f"{class_name}()")
                 break
             except _JobUnreachable as exc:
                 channel.close(notify=False, release=False)
@@ -381,24 +389,9 @@ class Client:
                         f"no reachable job for {class_name} within the resource timeout; the "
                         f"last one failed: {exc}"
                     ) from None
-        spec = P.encode(
-            {
-                "class_name": class_name,
-                "client_id": self.client_id,
-                "gpus": grant["gpus"],
-                "max_memory": max_memory,
-                "max_message_bytes": self.limits.max_message_bytes,
-            }
-        )
-        try:
-            channel.request(
-                P.OP_INIT,
-                [spec, *self.files_frames, *class_frames, *arg_frames],
-                f"{class_name}.__init__",
-            )
-        except BaseException:
-            channel.close(notify=not channel.dead)
-            raise
+            except BaseException:
+                channel.close(notify=not channel.dead)
+                raise
         self.channels.add(channel)
         return channel
 
@@ -465,6 +458,7 @@ class ActorChannel:
         self.dead: str | None = None
         self.dead_type: type[ActorDiedError] = ActorDiedError
         self.verified = False
+        self.initialised = False  # set once INIT succeeded: later failures are the actor's
         self.seq = 0
         timeouts = client.timeouts
         self.socket = client.context.socket(zmq.DEALER)
@@ -536,6 +530,7 @@ class ActorChannel:
                 if reply[0].bytes != seq:
                     continue  # the late answer of a call that timed out
                 if status == P.REPLY_OK:
+                    self.initialised = self.initialised or op == P.OP_INIT
                     return reply[2:]
                 raise_remote_error(reply[2:], what, self)
 
@@ -640,7 +635,12 @@ def raise_remote_error(frames: list[Any], what: str, channel: ActorChannel) -> N
         raise SerializeError(f"{where}: {message}")
     if kind == "deserialize":
         raise DeserializeError(f"{where}: {message}")
-    if kind in ("taken", "malformed", "orphaned"):
+    if kind == "orphaned" and not channel.initialised:
+        raise _JobUnreachable(f"{where}: {message}")
+    if kind == "orphaned":
+        channel._died({"reason": "exited", "message": f"{where}: {message}"})
+        raise ActorDiedError(channel.dead)
+    if kind in ("taken", "malformed"):
         raise RemoteError(f"{where}: {message}")
     cause = RemoteTraceback(str(info.get("traceback", "")))
     exc = None

@@ -81,6 +81,7 @@ class Job:
         timeouts: Heartbeat and watchdog intervals.
         security: The cluster's security (encryption is forced beyond loopback).
         limits: Message size bounds.
+        worker_pid: The worker's pid: a job whose parent is another process is an orphan.
     """
 
     def __init__(
@@ -92,6 +93,7 @@ class Job:
         timeouts: Timeouts,
         security: Security,
         limits: Limits,
+        worker_pid: int | None = None,
     ) -> None:
         self.job_id = job_id
         self.timeouts = timeouts
@@ -127,7 +129,7 @@ class Job:
         self.max_memory_mb: float | None = None
         self.baseline_rss = 0
         self.bad_messages = 0
-        self.parent = os.getppid()
+        self.parent = worker_pid or os.getppid()
 
     def announce(self) -> None:
         """Tell the worker this job is ready to host an actor."""
@@ -215,10 +217,10 @@ class Job:
             message = f"job {self.job_id} already hosts another client's actor"
             self._reply(identity, seq, P.REPLY_ERROR, _notice("taken", message))
             return
-        if os.getppid() != self.parent:  # the worker died: hand out nothing more
+        if os.getppid() != self.parent:  # the worker died: the watchdog ends this job shortly
             message = f"job {self.job_id} lost its worker"
             self._reply(identity, seq, P.REPLY_ERROR, _notice("orphaned", message))
-            end_process_group(3)
+            return
         handler = (self._owner_ops if self.owner is not None else self._free_ops).get(op)
         try:
             if handler is None:
@@ -422,6 +424,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--job-id", required=True)
     parser.add_argument("--host", required=True)
     parser.add_argument("--advertise-host", required=True)
+    parser.add_argument("--worker-pid", type=int, default=None)
     parser.add_argument("--mode", choices=[m.value for m in Mode], required=True)
     args = parser.parse_args(argv)
     secret = sys.stdin.readline().strip() or None
@@ -430,7 +433,14 @@ def main(argv: list[str] | None = None) -> None:
     os.close(devnull)
     security = Security.for_mode(Mode(args.mode), secret)
     job = Job(
-        args.job_id, args.worker, args.host, args.advertise_host, Timeouts(), security, Limits()
+        args.job_id,
+        args.worker,
+        args.host,
+        args.advertise_host,
+        Timeouts(),
+        security,
+        Limits(),
+        args.worker_pid,
     )
     threading.Thread(target=job.watchdog, name="xparl-watchdog", daemon=True).start()
     job.announce()

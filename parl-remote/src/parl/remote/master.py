@@ -53,7 +53,9 @@ class _Worker:
     log_dir: str
     ready: dict[str, dict[str, Any]] = field(default_factory=dict)
     last_seen: float = field(default_factory=time.monotonic)
-    held: bool = False  # a client could not reach one of its jobs: no grants until it reports
+    # When a client last could not reach one of its jobs: no grants until the worker has
+    # reported for a while after that (a report queued before its death must not count).
+    held_since: float | None = None
     lost_logged: bool = False
     seq: int = -1  # of the newest state applied: an older one arriving late is ignored
     bad_messages: int = 0
@@ -273,7 +275,6 @@ class Master:
         worker = self._worker(identity, msg)
         if worker is None:
             return
-        worker.held = False
         worker.bad_messages = P.integer(msg, "bad_messages", 0, 1 << 62, 0)
         worker.refused = P.integer(msg, "refused", 0, 1 << 62, 0)
         jobs = msg.get("jobs")
@@ -503,7 +504,7 @@ class Master:
         )
         worker = self.workers.get(allocation.worker_id)
         if worker is not None:
-            worker.held = True
+            worker.held_since = time.monotonic()
         self._free(allocation, kill=True)
 
     def _on_goodbye(self, identity: bytes, msg: dict[str, Any]) -> None:
@@ -548,7 +549,10 @@ class Master:
         return cpus, gpus
 
     def _schedulable(self, worker: _Worker, now: float) -> bool:
-        return not worker.held and now - worker.last_seen <= self.fresh_s
+        if now - worker.last_seen > self.fresh_s:
+            return False
+        held = worker.held_since
+        return held is None or worker.last_seen - held > 2 * self.timeouts.heartbeat_interval
 
     def _pick(self, n_gpu: int) -> tuple[_Worker, list[str]] | None:
         now = time.monotonic()

@@ -218,6 +218,8 @@ class Worker:
                     self.host,
                     "--advertise-host",
                     self.advertise_host,
+                    "--worker-pid",
+                    str(os.getpid()),
                     "--mode",
                     self.job_security.mode.value,
                 ],
