@@ -55,7 +55,7 @@ class Echo:
         return value
 
 
-def _no_answer(sock: zmq.Socket, frames: list[bytes], wait_ms: int = 700) -> bool:
+def _no_answer(sock: zmq.Socket, frames: list[bytes], wait_ms: int = 300) -> bool:
     sock.send_multipart(frames)
     answered = bool(sock.poll(wait_ms))
     sock.close()

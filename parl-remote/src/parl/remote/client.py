@@ -44,7 +44,6 @@ from parl.remote.security import SECRET_ENV, Security
 from parl.remote.serialization import dumps
 
 import zmq
-from zmq.utils.monitor import recv_monitor_message
 
 if TYPE_CHECKING:
     from parl.remote.cluster import LocalCluster
@@ -545,13 +544,9 @@ class ActorChannel:
     def _check_alive(self, what: str, deadline: float | None) -> None:
         problem = None
         disconnected = False
-        while True:
-            try:
-                event = recv_monitor_message(self.monitor, zmq.NOBLOCK)
-            except zmq.Again:
-                break
-            if event["event"] & P.HANDSHAKE_FAILED:
-                problem = P.handshake_problem(int(event["event"]), int(event["value"]))
+        while (event := P.monitor_event(self.monitor)) is not None:
+            if event[0] & P.HANDSHAKE_FAILED:
+                problem = P.handshake_problem(*event)
             disconnected = True
         notice = self.client.dead_jobs.get(self.job_id)
         if notice is not None:
@@ -635,8 +630,8 @@ def raise_remote_error(frames: list[Any], what: str, channel: ActorChannel) -> N
         raise SerializeError(f"{where}: {message}")
     if kind == "deserialize":
         raise DeserializeError(f"{where}: {message}")
-    if kind == "orphaned" and not channel.initialised:
-        raise _JobUnreachable(f"{where}: {message}")
+    if kind in ("orphaned", "taken") and not channel.initialised:
+        raise _JobUnreachable(f"{where}: {message}")  # creation tries another job
     if kind == "orphaned":
         channel._died({"reason": "exited", "message": f"{where}: {message}"})
         raise ActorDiedError(channel.dead)

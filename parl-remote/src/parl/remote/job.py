@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import signal
 import sys
 import threading
 import time
@@ -29,6 +28,7 @@ from parl.remote import protocol as P
 from parl.remote.config import Limits, Timeouts
 from parl.remote.exceptions import DeserializeError, SerializeError
 from parl.remote.files import unpack_files
+from parl.remote.processes import end_own_group
 from parl.remote.security import Mode, Security
 from parl.remote.serialization import dumps, loads
 
@@ -155,7 +155,7 @@ class Job:
         while True:
             time.sleep(interval)
             if os.getppid() != self.parent:
-                end_process_group(3)
+                end_own_group(3)
             limit = self.max_memory_mb
             if limit is None:
                 continue
@@ -392,14 +392,6 @@ def _name(frames: list[Any]) -> str:
     if len(frames) < 4 or len(frames[3].bytes) > 1024:
         raise P.BadMessage("the operation names an attribute of at most 1024 bytes")
     return str(frames[3].bytes.decode())
-
-
-def end_process_group(code: int) -> None:
-    """Kill this job and every process the actor started (they share its process group)."""
-    sys.stderr.flush()
-    if os.getpgid(0) == os.getpid():
-        os.killpg(os.getpid(), signal.SIGKILL)
-    os._exit(code)
 
 
 def _rss() -> int:

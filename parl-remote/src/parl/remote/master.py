@@ -28,9 +28,9 @@ from typing import Any, ClassVar
 from parl.core.files import write_atomic
 from parl.remote import protocol as P
 from parl.remote.config import Timeouts, default_host
+from parl.remote.processes import process_exists
 from parl.remote.security import Mode, Security
 
-import psutil
 import zmq
 
 logger = logging.getLogger("parl.remote.master")
@@ -602,7 +602,7 @@ class Master:
         self.pending = still_waiting
 
     def _housekeeping(self) -> None:
-        if self.owner_pid is not None and not psutil.pid_exists(self.owner_pid):
+        if self.owner_pid is not None and not process_exists(self.owner_pid):
             logger.warning("the process %d that owns this cluster exited; stopping", self.owner_pid)
             for worker in self.workers.values():
                 self._send(worker.identity, P.SHUTDOWN, {})

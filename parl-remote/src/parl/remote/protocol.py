@@ -14,13 +14,13 @@ import json
 import os
 import platform
 import socket
+import struct
 import sys
 from typing import Any
 
 from parl.remote.config import parse_port_range
 
 import zmq
-from zmq.utils.monitor import recv_monitor_message
 
 __all__ = [
     "CONTROL_MAX_BYTES",
@@ -179,6 +179,17 @@ HANDSHAKE_FAILED = (
 )
 
 
+def monitor_event(monitor: zmq.Socket) -> tuple[int, int] | None:
+    """The next ``(event, value)`` of a socket monitor, or None. (pyzmq's own helper module
+    imports asyncio, which a client process does not need.)"""
+    try:
+        head, _endpoint = monitor.recv_multipart(zmq.NOBLOCK)
+    except zmq.Again:
+        return None
+    event, value = struct.unpack("=Hi", head[:6])
+    return event, value
+
+
 def handshake_problem(event: int, value: int) -> str:
     """Why a security handshake failed, in words a user can act on."""
     if event == zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL and (
@@ -219,12 +230,8 @@ class Watch:
         import time
 
         events: list[tuple[int, int]] = []
-        while True:
-            try:
-                message = recv_monitor_message(self.socket, zmq.NOBLOCK)
-            except zmq.Again:
-                return events
-            event, value = int(message["event"]), int(message["value"])
+        while (pair := monitor_event(self.socket)) is not None:
+            event, value = pair
             if not event & HANDSHAKE_FAILED:
                 events.append((event, value))
                 continue
@@ -236,6 +243,7 @@ class Watch:
             if now - self._last_log >= 1.0:
                 self._last_log = now
                 self.log.warning("%s (%s; %d so far)", self.label, self.problem, self.refused)
+        return events
 
     def close(self, sock: zmq.Socket) -> None:
         # Stop the monitor before closing its socket: closing a live monitor's PAIR end can

@@ -33,9 +33,9 @@ from parl.core.files import write_atomic
 from parl.remote import logs
 from parl.remote import protocol as P
 from parl.remote.config import Limits, Timeouts, default_host, private_dir, python_command
+from parl.remote.processes import has_exited, kill_group, process_exists
 from parl.remote.security import SECRET_ENV, Mode, Security
 
-import psutil
 import zmq
 
 logger = logging.getLogger("parl.remote.worker")
@@ -243,9 +243,9 @@ class Worker:
 
     def _reap(self) -> None:
         for job_id, proc in list(self.procs.items()):
-            if not _has_exited(proc):
+            if not has_exited(proc):
                 continue
-            _kill_group(proc.pid)  # the leader is gone: end what the actor started, too
+            kill_group(proc.pid)  # the leader is gone: end what the actor started, too
             code = proc.wait()
             del self.procs[job_id]
             was_ready = job_id in self.ready
@@ -331,7 +331,7 @@ class Worker:
     def _kill(self, job_id: str) -> None:
         proc = self.procs.get(job_id)
         if proc is not None and proc.returncode is None:
-            _kill_group(proc.pid)
+            kill_group(proc.pid)
 
     # ------------------------------------------------------------------ main loop
     def serve(self) -> None:
@@ -364,7 +364,7 @@ class Worker:
                 self._rotate_logs()
                 last_rotate = now
             self._watch_master(now)
-            if self.owner_pid is not None and not psutil.pid_exists(self.owner_pid):
+            if self.owner_pid is not None and not process_exists(self.owner_pid):
                 logger.warning("the process %d that owns this worker exited", self.owner_pid)
                 self.running = False
         self.shutdown()
@@ -442,7 +442,7 @@ class Worker:
         """End every job's process group, then close the sockets."""
         for proc in self.procs.values():
             if proc.returncode is None:
-                _kill_group(proc.pid)
+                kill_group(proc.pid)
         for proc in self.procs.values():
             proc.wait()
         shutil.rmtree(self.files_dir, ignore_errors=True)
@@ -453,23 +453,6 @@ class Worker:
         if self.gatekeeper is not None:
             self.gatekeeper.stop()
         self.context.term()
-
-
-def _has_exited(proc: subprocess.Popen[bytes]) -> bool:
-    """Whether ``proc`` exited, without reaping it: its pid (the group id) stays reserved."""
-    if proc.returncode is not None:
-        return True
-    if not hasattr(os, "waitid"):
-        return proc.poll() is not None
-    try:
-        return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
-    except ChildProcessError:
-        return proc.poll() is not None
-
-
-def _kill_group(pgid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
 
 
 def _exit_reason(job_id: str, pid: int, code: int) -> dict[str, str]:
