@@ -21,6 +21,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -30,51 +31,16 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 from _report import header, markdown_table  # noqa: E402
 
-CLIENT = """
-import json, os, select, sys, time
-import psutil
-import parl
+# The same client as the stall test's: one definition of "a busy client".
+CLIENT = HERE.parent.parent / "parl-remote" / "tests" / "busy_client.py"
 
-@parl.remote_class
-class Stepper:
-    def step(self, i):
-        total = 0
-        for k in range(300):
-            total += k
-        return i
 
-me = psutil.Process()
-parl.connect(sys.argv[1])
-churn = float(sys.argv[2])
-actor = Stepper()
-print("ready", flush=True)
-sys.stdin.readline()
-start = {"rss": me.memory_info().rss, "fds": me.num_fds()}
-calls = errors = created = 0
-errors_by_type = {}
-swapped = time.monotonic()
-while not select.select([sys.stdin], [], [], 0)[0]:
-    for _ in range(50):
-        try:
-            if actor.step(calls) != calls:
-                raise AssertionError("a wrong answer")
-            calls += 1
-        except Exception as exc:
-            errors += 1
-            errors_by_type[type(exc).__name__] = errors_by_type.get(type(exc).__name__, 0) + 1
-    if churn and time.monotonic() - swapped > churn:
-        try:
-            actor = None  # released first: its CPU goes to the new one
-            actor = Stepper()
-            created += 1
-        except Exception as exc:
-            errors += 1
-            errors_by_type[type(exc).__name__] = errors_by_type.get(type(exc).__name__, 0) + 1
-        swapped = time.monotonic()
-end = {"rss": me.memory_info().rss, "fds": me.num_fds()}
-print(json.dumps({"calls": calls, "errors": errors, "by_type": errors_by_type,
-                  "created": created, "start": start, "end": end}), flush=True)
-"""
+def _drain_progress(client: subprocess.Popen[str]) -> None:
+    """Keep only the report of a client: its progress lines would fill the pipe."""
+    assert client.stdout is not None
+    for line in client.stdout:
+        if line.startswith("{"):
+            client.report = json.loads(line)  # type: ignore[attr-defined]
 
 
 def sample(pids: dict[str, int]) -> dict[str, tuple[float, int]]:
@@ -113,7 +79,7 @@ def main() -> None:
     cluster = LocalCluster.start(args.clients + 1, detach=True)
     clients = [
         subprocess.Popen(
-            [sys.executable, "-c", CLIENT, cluster.address, str(args.churn)],
+            [sys.executable, str(CLIENT), cluster.address, str(args.churn)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -121,9 +87,12 @@ def main() -> None:
         for _ in range(args.clients)
     ]
     stalled = ""
+    readers = []
     try:
         for client in clients:
             assert client.stdout is not None and client.stdout.readline().strip() == "ready"
+            readers.append(threading.Thread(target=_drain_progress, args=(client,), daemon=True))
+            readers[-1].start()
         for client in clients:
             assert client.stdin is not None
             client.stdin.write("go\n")
@@ -146,9 +115,11 @@ def main() -> None:
         for client in clients:
             assert client.stdin is not None
             client.stdin.close()
-        reports = [json.loads(c.stdout.readline()) for c in clients if c.stdout is not None]
-        for client in clients:
+        for client, reader in zip(clients, readers, strict=True):
             client.wait(60)
+            reader.join(60)
+        missing = {"calls": 0, "errors": 1, "by_type": {"no report": 1}, "created": 0}
+        reports = [getattr(c, "report", missing) for c in clients]
         status = cluster.query()
     finally:
         for client in clients:

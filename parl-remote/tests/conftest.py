@@ -57,11 +57,13 @@ def gone(pids: list[int]) -> bool:
 
 
 class Script:
-    """A Python script run as a separate client process; its stdout lines are collected."""
+    """A Python script (source text, or a file) run as a separate client process; its stdout
+    lines are collected."""
 
-    def __init__(self, code: str, *args: str, env: dict[str, str] | None = None) -> None:
+    def __init__(self, code: str | Path, *args: str, env: dict[str, str] | None = None) -> None:
+        program = [str(code)] if isinstance(code, Path) else ["-c", code]
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", code, *args],
+            [sys.executable, *program, *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -105,7 +107,7 @@ def scripts() -> Iterator[Callable[..., Script]]:
     """Factory of client scripts; each one still running at teardown is killed (by pid)."""
     started: list[Script] = []
 
-    def run(code: str, *args: str, env: dict[str, str] | None = None) -> Script:
+    def run(code: str | Path, *args: str, env: dict[str, str] | None = None) -> Script:
         script = Script(code, *args, env=env)
         started.append(script)
         return script
@@ -125,6 +127,31 @@ def raw_socket(address: str, security: Any, kind: int = 0) -> Any:
         security.dial_control(sock)
     sock.connect(f"tcp://{address}")
     return sock
+
+
+def init_frames(marker: Path) -> list[bytes]:
+    """The frames of an INIT whose constructor writes ``marker``: proof that code ran. (The
+    class is local, so it travels by value and would run in any job that accepted it.)"""
+    from parl.remote import protocol as P
+
+    import cloudpickle
+
+    class Pwned:
+        def __init__(self, path: str) -> None:
+            Path(path).write_text("a stranger ran code here")
+
+    spec = P.encode(
+        {"class_name": "Pwned", "client_id": "0" * 32, "gpus": [], "max_message_bytes": 1 << 20}
+    )
+    return [
+        b"\0" * 8,
+        P.OP_INIT,
+        spec,
+        b"[]",
+        b"",
+        cloudpickle.dumps(Pwned),
+        cloudpickle.dumps(((str(marker),), {})),
+    ]
 
 
 def tree(cluster: object) -> list[psutil.Process]:

@@ -8,6 +8,7 @@ import os
 import signal
 import threading
 import time
+from pathlib import Path
 
 import parl
 import parl.remote
@@ -19,42 +20,7 @@ import pytest
 
 from .conftest import free_port, gone, stop_and_check, wait_for
 
-BUSY_CLIENT = """
-import json, select, sys
-import parl
-
-@parl.remote_class
-class Stepper:
-    def step(self, i):
-        total = 0
-        for k in range(300):
-            total += k
-        return i
-
-client = parl.connect(sys.argv[1])
-actor = Stepper()
-print("ready", flush=True)
-sys.stdin.readline()
-calls = errors = 0
-first_error = None
-lost = False
-while True:
-    try:
-        if actor.step(calls) != calls:
-            raise AssertionError("a wrong answer")
-        calls += 1
-    except Exception as exc:
-        errors += 1
-        first_error = first_error or repr(exc)
-    if (client.master_lost is not None) != lost:
-        lost = not lost
-        print("lost" if lost else "back", calls, flush=True)
-    if calls % 100 == 0:
-        print("calls", calls, flush=True)
-    if calls % 50 == 0 and select.select([sys.stdin], [], [], 0)[0]:
-        break  # the test closed stdin
-print(json.dumps({"calls": calls, "errors": errors, "first_error": first_error}), flush=True)
-"""
+BUSY_CLIENT = Path(__file__).with_name("busy_client.py")
 
 
 def _calls(script) -> int:  # type: ignore[no-untyped-def]

@@ -27,16 +27,9 @@ import pytest
 import zmq
 from zmq.auth.thread import ThreadAuthenticator
 
-from .conftest import raw_socket, wait_for
+from .conftest import init_frames, raw_socket, wait_for
 
 MARKER = b"PLAINTEXT-MARKER-7f3a"
-
-
-class Pwned:
-    """A class whose constructor would prove that a stranger ran code on the cluster."""
-
-    def __init__(self, path: str) -> None:
-        Path(path).write_text("a stranger ran code here")
 
 
 class Bomb:
@@ -60,21 +53,6 @@ def _no_answer(sock: zmq.Socket, frames: list[bytes], wait_ms: int = 300) -> boo
     answered = bool(sock.poll(wait_ms))
     sock.close()
     return not answered
-
-
-def _init_frames(marker: Path) -> list[bytes]:
-    spec = P.encode(
-        {"class_name": "Pwned", "client_id": "0" * 32, "gpus": [], "max_message_bytes": 1 << 20}
-    )
-    return [
-        b"\0" * 8,
-        P.OP_INIT,
-        spec,
-        b"[]",
-        b"",
-        cloudpickle.dumps(Pwned),
-        cloudpickle.dumps(((str(marker),), {})),
-    ]
 
 
 def _xparl(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -123,12 +101,12 @@ def test_strangers_without_the_secret_run_nothing(start_cluster, scripts, tmp_pa
         for extra, env in ((["--insecure"], elsewhere), ([], wrong_env))
     ]
     # INIT with a constructor straight to a free job: no secret, then a wrong job password.
-    assert _no_answer(raw_socket(idle["address"], None), _init_frames(marker))
+    assert _no_answer(raw_socket(idle["address"], None), init_frames(marker))
     sock = zmq.Context.instance().socket(zmq.DEALER)
     sock.linger = 0
     Security("w" * 64).dial_job(sock, idle["job_id"], "plain")
     sock.connect(f"tcp://{idle['address']}")
-    assert _no_answer(sock, _init_frames(marker))
+    assert _no_answer(sock, init_frames(marker))
     for client in clients:
         line = client.finish()
         assert line.startswith("AuthenticationError") and SECRET_ENV in line, line
@@ -142,6 +120,17 @@ def test_strangers_without_the_secret_run_nothing(start_cluster, scripts, tmp_pa
     parl.remote.connect(cluster.address)
     actor = Echo()
     assert actor.echo(3) == 3 and actor._xparl_channel.job_id == idle["job_id"]
+    # The control: the same frames from a holder of the secret do run the constructor.
+    del actor
+    job = wait_for(lambda: cluster.query()["workers"][0]["idle"], 20, "a new warm job")[0]
+    sock = zmq.Context.instance().socket(zmq.DEALER)
+    sock.linger = 0
+    cluster.security.dial_job(sock, job["job_id"], "plain")
+    sock.connect(f"tcp://{job['address']}")
+    sock.send_multipart(init_frames(marker))
+    assert sock.poll(10_000) and sock.recv_multipart()[1] == P.REPLY_OK
+    sock.close()
+    assert marker.read_text() == "a stranger ran code here"
 
 
 def test_the_control_plane_is_refused_to_strangers_and_other_members(start_cluster) -> None:
@@ -417,7 +406,8 @@ def test_everything_the_cluster_writes_is_owner_only(start_cluster, tmp_path, mo
             print("an api token in a log")
             return open("data/token.txt").read()
 
-    assert Talker().say() == "api-token"
+    talker = Talker()  # alive while its files are checked
+    assert talker.say() == "api-token"
     loose = []
     for path in [cluster.data_dir, *cluster.data_dir.rglob("*")]:
         mode = stat.S_IMODE(path.stat().st_mode)

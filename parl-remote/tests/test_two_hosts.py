@@ -19,7 +19,7 @@ import parl.remote
 import numpy as np
 import pytest
 
-from .conftest import gone, wait_for
+from .conftest import gone, init_frames, wait_for
 
 pytestmark = pytest.mark.skipif(
     sys.platform != "linux" or os.geteuid() != 0 or shutil.which("ip") is None,
@@ -95,12 +95,7 @@ class Where:
 
 
 STRANGER = """
-import sys, parl, zmq, cloudpickle
-from parl.remote import protocol as P
-
-class Pwned:
-    def __init__(self, path):
-        open(path, "w").write("a stranger ran code here")
+import json, sys, parl, zmq
 
 try:
     parl.connect(sys.argv[1], connect_timeout=5)
@@ -110,9 +105,7 @@ except Exception as exc:
 sock = zmq.Context.instance().socket(zmq.DEALER)
 sock.linger = 0
 sock.connect("tcp://" + sys.argv[2])
-spec = P.encode({"class_name": "Pwned", "client_id": "0" * 32, "gpus": [], "max_message_bytes": 99})
-sock.send_multipart([b"\\0" * 8, P.OP_INIT, spec, b"[]", b"", cloudpickle.dumps(Pwned),
-                     cloudpickle.dumps(((sys.argv[3],), {}))])
+sock.send_multipart([bytes.fromhex(frame) for frame in json.load(open(sys.argv[3]))])
 print("job answered" if sock.poll(1500) else "job refused", flush=True)
 """
 
@@ -146,6 +139,8 @@ def test_a_worker_on_another_host_joins_encrypted_and_a_stranger_is_refused(
         np.testing.assert_array_equal(actor.echo(array), array)
 
         marker = tmp_path / "pwned"
+        frames = tmp_path / "init.json"
+        frames.write_text(json.dumps([f.hex() for f in init_frames(marker)]))
         stranger_home = {**os.environ, "XPARL_HOME": str(tmp_path / "stranger-home")}
         stranger = hosts.run(
             "stranger",
@@ -155,7 +150,7 @@ def test_a_worker_on_another_host_joins_encrypted_and_a_stranger_is_refused(
                 STRANGER,
                 cluster.address,
                 actor._xparl_channel.address,
-                str(marker),
+                str(frames),
             ],
             stranger_home,
         )

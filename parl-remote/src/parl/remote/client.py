@@ -149,27 +149,24 @@ class Client:
         }
 
     def _handshake(self) -> None:
-        self._heartbeat.send_multipart([P.HELLO, P.encode(self._hello())])
-        deadline = time.monotonic() + self.timeouts.connect_timeout
-        while not self._heartbeat.poll(50):
-            self._heartbeat_watch.drain()
-            if self._heartbeat_watch.problem is not None:
+        hello = [P.HELLO, P.encode(self._hello())]
+        try:
+            tag, reply = P.ask(
+                self._heartbeat, self._heartbeat_watch, hello, self.timeouts.connect_timeout
+            )
+        except P.NoAnswer as exc:
+            if exc.problem is not None:
                 raise AuthenticationError(
-                    f"the master at {self.address} refused this client: "
-                    f"{self._heartbeat_watch.problem}. {_secret_hint(self.address)}"
-                )
-            if time.monotonic() > deadline:
-                raise ConnectError(
-                    f"no xparl master answered at {self.address} within "
-                    f"{self.timeouts.connect_timeout:g} s (nothing listens there, or a firewall "
-                    "drops the connection). Start a cluster with `xparl start --port PORT`, check "
-                    "the address, or call parl.connect() with no address for a local cluster."
-                )
-        frames = P.recv_bounded(self._heartbeat, 2)
-        if not frames or len(frames) != 2:
-            raise ConnectError(f"the master at {self.address} sent a malformed answer")
-        reply = P.decode(frames[1])
-        if frames[0] != P.ACK:
+                    f"the master at {self.address} refused this client: {exc.problem}. "
+                    f"{_secret_hint(self.address)}"
+                ) from None
+            raise ConnectError(
+                f"no xparl master answered at {self.address} within "
+                f"{self.timeouts.connect_timeout:g} s (nothing listens there, or a firewall "
+                "drops the connection). Start a cluster with `xparl start --port PORT`, check "
+                "the address, or call parl.connect() with no address for a local cluster."
+            ) from None
+        if tag != P.ACK:
             if reply.get("kind") == "version":
                 raise VersionMismatchError(reply.get("message"))
             raise ConnectError(f"the master at {self.address} refused the client: {reply}")
@@ -263,13 +260,8 @@ class Client:
         self._send_heartbeat_socket(P.CLIENT_HEARTBEAT, beat)
 
     def _dial_master(self) -> tuple[zmq.Socket, P.Watch]:
-        sock = self.context.socket(zmq.DEALER)
-        sock.linger = 0
-        P.bound_inbound(sock, P.CONTROL_MAX_BYTES)
-        self.security.dial_control(sock)
-        watch = P.Watch(sock, 0, f"the master at {self.address} refused this client", logger)
-        sock.connect(f"tcp://{self.address}")
-        return sock, watch
+        label = f"the master at {self.address} refused this client"
+        return P.dial(self.context, self.address, self.security, label, logger)
 
     def _send_heartbeat_socket(self, tag: bytes, payload: dict[str, Any]) -> None:
         with contextlib.suppress(zmq.ZMQError):

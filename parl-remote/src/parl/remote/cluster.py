@@ -544,26 +544,18 @@ def query(
     if security is None:
         security = find_security(address)
     context: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
-    sock = context.socket(zmq.DEALER)
-    sock.linger = 0
-    P.bound_inbound(sock, P.STATUS_MAX_BYTES)
-    security.dial_control(sock)
-    watch = P.Watch(sock, 0, f"{address} refused this process", _Quiet())
+    label = f"{address} refused this process"
+    sock, watch = P.dial(context, address, security, label, _Quiet(), P.STATUS_MAX_BYTES)
     try:
-        sock.connect(f"tcp://{address}")
-        sock.send_multipart([tag, P.encode(payload or {})])
-        deadline = time.monotonic() + timeout
-        while not sock.poll(50):
-            watch.drain()
-            if watch.problem is not None:
-                raise AuthenticationError(
-                    f"{address} refused this process: {watch.problem}. Pass the cluster's "
-                    f"secret (--secret-file FILE or {SECRET_ENV})"
-                )
-            if time.monotonic() > deadline:
-                raise ConnectionError(f"nothing answered at {address} within {timeout:g} s")
-        frames = sock.recv_multipart()
-        return P.decode(frames[-1], limit=P.STATUS_MAX_BYTES)
+        request = [tag, P.encode(payload or {})]
+        return P.ask(sock, watch, request, timeout, P.STATUS_MAX_BYTES)[1]
+    except P.NoAnswer as exc:
+        if exc.problem is None:
+            raise ConnectionError(f"nothing answered at {address} within {timeout:g} s") from None
+        raise AuthenticationError(
+            f"{address} refused this process: {exc.problem}. Pass the cluster's secret "
+            f"(--secret-file FILE or {SECRET_ENV})"
+        ) from None
     finally:
         watch.close(sock)
         sock.close()

@@ -234,6 +234,8 @@ class Master:
         jobs = msg.get("jobs")
         if not isinstance(jobs, dict):
             raise P.BadMessage("field 'jobs' must be an object")
+        if known is not None:
+            worker.seq = known.seq  # a report older than one already applied stays ignored
         self.workers[worker_id] = worker
         self._apply_state(worker, jobs, P.integer(msg, "seq", 0, 1 << 62))
         logger.info(

@@ -179,6 +179,68 @@ HANDSHAKE_FAILED = (
 )
 
 
+def dial(
+    context: zmq.Context,
+    address: str,
+    security: Any,
+    label: str,
+    log: Any,
+    max_bytes: int = CONTROL_MAX_BYTES,
+) -> tuple[zmq.Socket, Watch]:
+    """A DEALER to the master or a worker at ``address`` that proves this process holds the
+    cluster secret, with a :class:`Watch` that tells when the other side refuses it."""
+    sock = context.socket(zmq.DEALER)
+    sock.linger = 0
+    bound_inbound(sock, max_bytes)
+    security.dial_control(sock)
+    watch = Watch(sock, 0, label, log)
+    sock.connect(f"tcp://{address}")
+    return sock, watch
+
+
+class NoAnswer(Exception):
+    """Nothing came back in time; ``problem`` says why if the peer refused this process."""
+
+    def __init__(self, problem: str | None) -> None:
+        super().__init__(problem or "no answer")
+        self.problem = problem
+
+
+def await_answer(sock: zmq.Socket, watch: Watch, timeout: float) -> None:
+    """Return once ``sock`` has something to read; raise :class:`NoAnswer` (at once when the
+    peer refused this process's credentials, else after ``timeout`` seconds)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not sock.poll(50):
+        watch.drain()
+        if watch.problem is not None:
+            raise NoAnswer(watch.problem)
+        if time.monotonic() > deadline:
+            raise NoAnswer(None)
+
+
+def ask(
+    sock: zmq.Socket,
+    watch: Watch,
+    frames: list[bytes],
+    timeout: float,
+    limit: int = CONTROL_MAX_BYTES,
+) -> tuple[bytes, dict[str, Any]]:
+    """Send a control request; return the tag and payload of the answer.
+
+    Raises:
+        NoAnswer: nothing came back (``problem`` set when the peer refused this process).
+        BadMessage: the answer is malformed.
+    """
+    sock.send_multipart(frames)
+    await_answer(sock, watch, timeout)
+    reply = recv_bounded(sock, 2)
+    if not reply or len(reply) != 2:
+        raise BadMessage("a malformed answer")
+    return reply[0], decode(reply[1], limit)
+
+
 def monitor_event(monitor: zmq.Socket) -> tuple[int, int] | None:
     """The next ``(event, value)`` of a socket monitor, or None. (pyzmq's own helper module
     imports asyncio, which a client process does not need.)"""

@@ -119,13 +119,8 @@ class Worker:
 
     # ------------------------------------------------------------------ master link
     def _dial_master(self) -> tuple[zmq.Socket, P.Watch]:
-        sock = self.context.socket(zmq.DEALER)
-        sock.linger = 0
-        P.bound_inbound(sock, P.CONTROL_MAX_BYTES)
-        self.security.dial_control(sock)
-        watch = P.Watch(sock, 0, f"the master at {self.master_address} refused this worker", logger)
-        sock.connect(f"tcp://{self.master_address}")
-        return sock, watch
+        label = f"the master at {self.master_address} refused this worker"
+        return P.dial(self.context, self.master_address, self.security, label, logger)
 
     def _redial(self) -> None:
         """Replace the master socket: a link silent this long may be broken, not just slow."""
@@ -133,13 +128,15 @@ class Worker:
         self.master.close(linger=0)
         self.master, self.master_watch = self._dial_master()
 
-    def _to_master(self, tag: bytes, payload: dict[str, Any]) -> None:
+    def _message(self, payload: dict[str, Any]) -> bytes:
         self.seq += 1  # orders this worker's reports, also across a redial
-        message = P.encode(
+        return P.encode(
             {"worker_id": self.worker_id, "token": self.token, "seq": self.seq, **payload}
         )
+
+    def _to_master(self, tag: bytes, payload: dict[str, Any]) -> None:
         with contextlib.suppress(zmq.Again):
-            self.master.send_multipart([tag, message], zmq.NOBLOCK)
+            self.master.send_multipart([tag, self._message(payload)], zmq.NOBLOCK)
 
     def _registration(self) -> dict[str, Any]:
         return {
@@ -154,27 +151,24 @@ class Worker:
 
     def register(self) -> None:
         """Register with the master; raise RuntimeError with the reason on refusal."""
-        self._to_master(P.REGISTER_WORKER, self._registration())
-        deadline = time.monotonic() + self.timeouts.connect_timeout
-        while not self.master.poll(50):
-            self.master_watch.drain()
-            if self.master_watch.problem is not None:
+        request = [P.REGISTER_WORKER, self._message(self._registration())]
+        try:
+            tag, reply = P.ask(
+                self.master, self.master_watch, request, self.timeouts.connect_timeout
+            )
+        except P.NoAnswer as exc:
+            if exc.problem is not None:
                 raise RuntimeError(
-                    f"the master at {self.master_address} refused this worker: "
-                    f"{self.master_watch.problem}. Give the worker the cluster's secret "
-                    f"(--secret-file FILE or {SECRET_ENV}), or match --insecure on both sides."
-                )
-            if time.monotonic() > deadline:
-                raise RuntimeError(
-                    f"no xparl master answered at {self.master_address} within "
-                    f"{self.timeouts.connect_timeout:g} s; check the address, or start a master "
-                    "with `xparl start --port PORT`"
-                )
-        frames = P.recv_bounded(self.master, 2)
-        if not frames or len(frames) != 2:
-            raise RuntimeError(f"the master at {self.master_address} sent a malformed answer")
-        reply = P.decode(frames[1])
-        if frames[0] != P.ACK:
+                    f"the master at {self.master_address} refused this worker: {exc.problem}. "
+                    f"Give the worker the cluster's secret (--secret-file FILE or {SECRET_ENV}), "
+                    "or match --insecure on both sides."
+                ) from None
+            raise RuntimeError(
+                f"no xparl master answered at {self.master_address} within "
+                f"{self.timeouts.connect_timeout:g} s; check the address, or start a master "
+                "with `xparl start --port PORT`"
+            ) from None
+        if tag != P.ACK:
             raise RuntimeError(f"the master refused this worker: {reply.get('message')}")
         self._accept_registration(reply)
 
