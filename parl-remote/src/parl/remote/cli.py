@@ -37,6 +37,8 @@ def _gpu_option(value: str) -> str:
 
 def _port_is_free(host: str, port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        # As libzmq binds: connections of a master that just died (TIME_WAIT) do not count.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((host, port))
         except OSError:
@@ -149,14 +151,20 @@ def start(
     except ValueError as exc:
         raise click.UsageError(str(exc)) from exc
     existing = data_home() / "clusters" / str(port)
-    if (existing / "cluster.json").is_file() and LocalCluster.load(existing).is_running():
-        raise click.ClickException(
-            f"an xparl cluster recorded in {existing} already runs on port {port}; stop it with "
-            f"`xparl stop --port {port}` or pick another port"
-        )
+    survivors: list[dict[str, Any]] = []
+    if (existing / "cluster.json").is_file():
+        earlier = LocalCluster.load(existing)
+        if earlier.is_running():
+            raise click.ClickException(
+                f"an xparl cluster recorded in {existing} already runs on port {port}; stop it "
+                f"with `xparl stop --port {port}` or pick another port"
+            )
+        survivors = earlier.running_workers()
     if not _port_is_free(host, port):
         raise click.ClickException(f"port {port} on {host} is in use; pick another --port")
-    cpus = (os.cpu_count() or 1) if cpu_num is None else cpu_num
+    # A master started again: its workers still run, so it adds none unless asked to.
+    default_cpus = 0 if survivors else (os.cpu_count() or 1)
+    cpus = default_cpus if cpu_num is None else cpu_num
     try:
         secret = read_secret_file(secret_file) if secret_file else None
         cluster = LocalCluster.start(
@@ -173,6 +181,12 @@ def start(
     except (RuntimeError, ValueError) as exc:
         raise click.ClickException(str(exc)) from exc
     _print_started(cluster, cpus, gpu, host)
+    kept = len(cluster.workers) - (1 if cpus or gpu else 0)
+    if kept:
+        click.echo(
+            f"  {kept} worker(s) of the earlier master on this port still run; with the same "
+            "secret they register again and their actors keep serving."
+        )
 
 
 def _print_started(cluster: LocalCluster, cpus: int, gpu: str, host: str) -> None:

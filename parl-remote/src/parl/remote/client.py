@@ -236,7 +236,9 @@ class Client:
         if self.master_lost is not None:
             logger.warning("the master at %s answers again", self.address)
             self.master_lost = None
-        if tag == P.ACK:
+        if tag == P.ACK and "master" in reply:
+            self.epoch += 1  # a master that had forgotten this client knows it again
+        elif tag == P.ACK:
             released = reply.get("released")
             if isinstance(released, list):
                 with self._wake_lock:
@@ -247,9 +249,8 @@ class Client:
                 str(reply.get("message")),
             )
         elif tag == P.ERROR and reply.get("kind") == "unknown_client":
-            # A restarted master: say hello again; requests in flight are sent again.
+            # A restarted master: say hello again; requests in flight go again after its answer.
             self._send_heartbeat_socket(P.HELLO, self._hello())
-            self.epoch += 1
         elif tag == P.ERROR:
             logger.warning("the master at %s: %s", self.address, reply.get("message"))
 
@@ -302,9 +303,12 @@ class Client:
         while True:
             if sock.poll(_POLL_SLICE_MS):
                 frames = P.recv_bounded(sock, 2)
-                if not frames or len(frames) != 2:
+                try:
+                    if not frames or len(frames) != 2:
+                        raise P.BadMessage("a master message has a tag and one JSON frame")
+                    reply = P.decode(frames[1])
+                except P.BadMessage:
                     continue
-                reply = P.decode(frames[1])
                 if reply.get("request_id") != request_id:
                     continue
                 if frames[0] == P.ERROR:

@@ -408,6 +408,10 @@ class LocalCluster:
         """True while the master process runs."""
         return _is_running(self.master)
 
+    def running_workers(self) -> list[dict[str, Any]]:
+        """Records of the workers that still run (they outlive a master)."""
+        return [w for w in self.workers if _is_running(w)]
+
     def owner_alive(self) -> bool:
         """For an embedded cluster: whether the program that started it still runs."""
         return self.owner_pid is not None and psutil.pid_exists(self.owner_pid)
@@ -473,7 +477,7 @@ def _surviving_workers(data_dir: Path, security: Security) -> list[dict[str, Any
         old = LocalCluster.load(data_dir)
     except (OSError, ValueError, KeyError):
         return []
-    alive = [w for w in old.workers if _is_running(w)]
+    alive = old.running_workers()
     if old.security.secret == security.secret and old.security.mode == security.mode:
         return alive
     for record in alive:

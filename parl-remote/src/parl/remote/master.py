@@ -152,7 +152,7 @@ class Master:
         while self.running:
             events = dict(poller.poll(poll_ms))
             if self.socket in events:
-                while True:
+                for _ in range(P.MAX_BURST):  # a flood cannot hold up housekeeping
                     try:
                         frames = P.recv_bounded(self.socket, 3)
                     except zmq.Again:

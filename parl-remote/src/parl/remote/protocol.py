@@ -37,6 +37,7 @@ __all__ = [
 PROTOCOL_VERSION = 2
 CONTROL_MAX_BYTES = 256 * 2**10  # what a master or worker accepts in one frame
 STATUS_MAX_BYTES = 64 * 2**20  # what a tool accepts as the answer to a status or log query
+MAX_BURST = 1000  # messages a master or worker handles before it looks after its own duties
 
 # Control-plane tags (first frame after the ROUTER identity).
 REGISTER_WORKER = b"register_worker"

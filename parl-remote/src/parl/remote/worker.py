@@ -392,7 +392,7 @@ class Worker:
             self._to_master(P.REGISTER_WORKER, self._registration())
 
     def _drain(self, sock: zmq.Socket, max_frames: int, handler: Callable[..., None]) -> None:
-        while True:
+        for _ in range(P.MAX_BURST):  # a flood cannot hold up heartbeats and reaping
             try:
                 frames = P.recv_bounded(sock, max_frames)
             except zmq.Again:
