@@ -23,6 +23,7 @@ from parl.remote.cluster import LocalCluster, find_security
 from parl.remote.security import SECRET_ENV, Mode, Security, read_secret_file
 
 import cloudpickle
+import numpy as np
 import pytest
 import zmq
 from zmq.auth.thread import ThreadAuthenticator
@@ -364,6 +365,31 @@ def test_bounded_fuzz_of_every_port_is_dropped_and_counted(start_cluster) -> Non
     actors = [Echo(), Echo()]
     assert [a.echo(i) for i, a in enumerate(actors)] == [0, 1]
     assert job["job_id"] in {a._xparl_channel.job_id for a in actors}
+
+
+def test_sizes_are_bounded_per_kind(start_cluster, monkeypatch) -> None:
+    monkeypatch.setenv("XPARL_MAX_MESSAGE_MB", "1")  # for the cluster's jobs and this client
+    cluster = start_cluster(2)
+    member = raw_socket(cluster.address, cluster.security)
+    member.send_multipart([P.STATUS, b" " * (P.CONTROL_MAX_BYTES + 1)])  # a huge control frame
+    assert not member.poll(500)  # dropped by libzmq before it was read: no answer
+    member.close()
+    parl.remote.connect(cluster.address)
+    actor = Echo()
+    big = np.zeros(2**19, dtype=np.float32)  # 2 MiB
+    with pytest.raises(parl.remote.SerializeError, match="XPARL_MAX_MESSAGE_MB"):
+        actor.echo(big)
+
+    @parl.remote_class
+    class Grower:
+        def make(self, n: int) -> np.ndarray:
+            return np.zeros(n, dtype=np.uint8)
+
+    grower = Grower()
+    with pytest.raises(parl.remote.SerializeError, match="more than the 1 MiB"):
+        grower.make(2**21)
+    assert grower.make(10).shape == (10,) and actor.echo(big[:10]).shape == (10,)
+    assert cluster.query()["workers"][0]["pid"] == cluster.workers[0]["pid"]
 
 
 def test_secret_sources_and_mistakes(tmp_path, monkeypatch) -> None:
