@@ -1,7 +1,7 @@
 """The cluster secret and how every xparl socket proves it holds it.
 
 A cluster has one secret (a random string kept in its owner-only record; other machines get it
-through ``--secret-file`` or ``PARL_CLUSTER_SECRET``). Nothing derived from it travels in clear:
+through ``--secret-file`` or ``PARL_CLUSTER_SECRET``). The secret itself never travels:
 
 - **Control sockets** (master, worker) use CURVE. Both key pairs, the servers' and the members',
   are derived from the secret with HMAC-SHA256, and the ZAP handler admits only the members'
@@ -9,8 +9,10 @@ through ``--secret-file`` or ``PARL_CLUSTER_SECRET``). Nothing derived from it t
   talks to an impostor that took over a freed port (it could not prove the server key).
 - **Actor sockets** (client → job) carry the large payloads. By default (``auth``) they use PLAIN
   with a password derived from the secret *and the job's id*: authentication at handshake cost
-  only, no per-byte cost. The job then proves itself to the client (an HMAC of a fresh nonce)
-  before the client sends it anything or unpickles anything from it. With ``encrypt`` (forced
+  only, no per-byte cost. The password crosses loopback in clear, but it opens only that one
+  job (which exists once), so a process that grabbed a freed port learns nothing reusable.
+  The job then proves itself to the client (an HMAC of a fresh nonce) before the client sends
+  it anything or unpickles anything from it. With ``encrypt`` (forced
   when a process binds beyond loopback) they use CURVE as well.
 - ``insecure`` uses no mechanism at all and refuses to bind beyond loopback.
 """
