@@ -1,8 +1,9 @@
-"""Benchmarks of parl-remote against the goals of the parl-remote issue.
+"""Benchmarks of parl-remote against the goals of the parl-remote issues.
 
-Run ``python benchmarks/remote/bench_remote.py [--quick]``. Each figure is printed in a markdown
-table with its baseline from the same run (plain pyzmq send/recv of the same bytes; the serial
-time of the GIL demo) and written to ``benchmarks/remote/results.md``.
+Run ``python benchmarks/remote/bench_remote.py [--quick] [--security-only]``. Each figure is
+printed in a markdown table with its baseline from the same run (plain pyzmq send/recv of the
+same bytes; the serial time of the GIL demo; a cluster started with ``--insecure`` for the cost
+of authentication and encryption) and written to ``benchmarks/remote/results.md``.
 """
 
 from __future__ import annotations
@@ -95,15 +96,126 @@ def rss_of_tree(pids: list[int]) -> tuple[float, int]:
     return sum(p.memory_info().rss for p in procs) / 2**30, len(procs)
 
 
+def latency(actor: object, reps: int) -> tuple[float, float]:
+    """Median and p99 seconds of a trivial call."""
+    for _ in range(100):
+        actor.noop()  # type: ignore[attr-defined]
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        actor.noop()  # type: ignore[attr-defined]
+        times.append(time.perf_counter() - t0)
+    times.sort()
+    return times[len(times) // 2], times[int(len(times) * 0.99)]
+
+
+def echo_seconds(actor: object, array: np.ndarray, reps: int) -> float:
+    """Median seconds of echoing ``array`` through an actor."""
+    actor.echo(array)  # type: ignore[attr-defined]
+    samples = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        actor.echo(array)  # type: ignore[attr-defined]
+        samples.append(time.perf_counter() - t0)
+    return statistics.median(samples)
+
+
+def calls_per_second(actors: list[object], duration: float) -> float:
+    """Trivial calls per second, one thread per actor."""
+    counts = [0] * len(actors)
+    stop = threading.Event()
+
+    def drive(me: object, i: int) -> None:
+        while not stop.is_set():
+            me.noop()  # type: ignore[attr-defined]
+            counts[i] += 1
+
+    threads = [threading.Thread(target=drive, args=(a, i)) for i, a in enumerate(actors)]
+    for thread in threads:
+        thread.start()
+    time.sleep(duration)
+    stop.set()
+    for thread in threads:
+        thread.join()
+    return sum(counts) / duration
+
+
+def security_costs(quick: bool, rounds: int) -> list[tuple[str, ...]]:
+    """Latency, 16 MiB echo and calls/s under --insecure, auth (default) and auth+encryption.
+
+    Modes take turns within each round (so a slow minute of a shared machine hits all of them)
+    and the median over rounds is reported, as a ratio to --insecure.
+    """
+    import parl.remote
+    from parl.remote.cluster import LocalCluster
+    from parl.remote.security import Mode
+
+    Bench = make_actor_class()
+    modes = [Mode.INSECURE, Mode.AUTH, Mode.ENCRYPT]
+    reps, big_reps, duration = (300, 5, 1.0) if quick else (2000, 15, 3.0)
+    array = np.random.default_rng(0).standard_normal(4 * 2**20).astype(np.float32)  # 16 MiB
+    samples: dict[Mode, dict[str, list[float]]] = {m: {} for m in modes}
+    for _ in range(rounds):
+        for mode in modes:
+            cluster = LocalCluster.start(4, mode=mode)
+            parl.remote.connect(cluster.address)
+            actors = [Bench() for _ in range(4)]
+            median, p99 = latency(actors[0], reps)
+            figures = {
+                "median": median,
+                "p99": p99,
+                "echo": echo_seconds(actors[0], array, big_reps),
+                "calls": calls_per_second(actors, duration),
+            }
+            for key, value in figures.items():
+                samples[mode].setdefault(key, []).append(value)
+            del actors
+            parl.remote.disconnect()
+            cluster.stop()
+    best = {m: {k: statistics.median(v) for k, v in samples[m].items()} for m in modes}
+    base = best[Mode.INSECURE]
+
+    def cell(mode: Mode, key: str, text: str) -> str:
+        if mode is Mode.INSECURE:
+            return text
+        return f"{text} ({best[mode][key] / base[key]:.2f}×)"
+
+    rows = []
+    for key, label, fmt in (
+        ("median", "trivial call, median", lambda v: f"{v * 1e6:.0f} µs"),
+        ("p99", "trivial call, p99", lambda v: f"{v * 1e6:.0f} µs"),
+        ("echo", "16 MiB float32 echo", lambda v: f"{v * 1e3:.1f} ms"),
+        ("calls", "calls/s, 4 actors × 4 threads", lambda v: f"{v:,.0f}"),
+    ):
+        rows.append((label, *(cell(m, key, fmt(best[m][key])) for m in modes)))
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    parser.add_argument("--security-only", action="store_true", help="only the cost of security")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of the security figures")
     parser.add_argument("--output", default=str(HERE / "results.md"))
     args = parser.parse_args()
     reps = 300 if args.quick else 3000
     big_reps = 5 if args.quick else 20
     home = tempfile.mkdtemp(prefix="xparl-bench-")
     os.environ["XPARL_HOME"] = home
+    security_rows = security_costs(args.quick, args.rounds)
+    security_table = [
+        "## The cost of authentication and encryption",
+        "",
+        "Each cell is the median over rounds in which the three modes took turns; in "
+        "brackets the ratio to `--insecure` (no authentication).",
+        "",
+        "| figure | `--insecure` | auth (default) | auth + encryption (`--encrypt`) |",
+        "|---|---|---|---|",
+        *(f"| {' | '.join(row)} |" for row in security_rows),
+    ]
+    if args.security_only:
+        print("\n".join(security_table))
+        return
     rows: list[tuple[str, str, str, str]] = []
 
     import parl
@@ -159,15 +271,7 @@ def main() -> None:
     rows.append(("8 actors created (warm pool)", f"{create8:.3f} s", "", "≤ 0.1 s"))
 
     actor = eight[0]
-    for _ in range(100):
-        actor.noop()
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        actor.noop()
-        times.append(time.perf_counter() - t0)
-    times.sort()
-    median, p99 = times[len(times) // 2], times[int(len(times) * 0.99)]
+    median, p99 = latency(actor, reps)
     empty = np.zeros(0, np.uint8)
     zmq_small = pyzmq_echo_seconds(empty, reps)
     rows.append(
@@ -182,13 +286,7 @@ def main() -> None:
     for label, nbytes in (("1 KiB", 1024), ("1 MiB", 2**20), ("16 MiB", 16 * 2**20)):
         array = np.random.default_rng(0).standard_normal(nbytes // 4).astype(np.float32)
         n = big_reps if nbytes >= 2**20 else reps // 3
-        actor.echo(array)
-        samples = []
-        for _ in range(n):
-            t0 = time.perf_counter()
-            actor.echo(array)
-            samples.append(time.perf_counter() - t0)
-        ours = statistics.median(samples)
+        ours = echo_seconds(actor, array, n)
         base = pyzmq_echo_seconds(array, n)
         rate = 2 * nbytes / ours / 1e9
         goal = "≥ 1 GB/s and ≤ 2× pyzmq" if nbytes == 16 * 2**20 else ""
@@ -202,22 +300,8 @@ def main() -> None:
         )
 
     duration = 1.0 if args.quick else 3.0
-    counts = [0] * 4
-    stop = threading.Event()
-
-    def drive(me: object, i: int) -> None:
-        while not stop.is_set():
-            me.noop()
-            counts[i] += 1
-
-    threads = [threading.Thread(target=drive, args=(eight[i], i)) for i in range(4)]
-    for thread in threads:
-        thread.start()
-    time.sleep(duration)
-    stop.set()
-    for thread in threads:
-        thread.join()
-    rows.append(("calls/s, 4 actors × 4 threads", f"{sum(counts) / duration:,.0f}", "", "≥ 10,000"))
+    rate = calls_per_second(eight[:4], duration)
+    rows.append(("calls/s, 4 actors × 4 threads", f"{rate:,.0f}", "", "≥ 10,000"))
     del eight, actor
     parl.remote.disconnect()
     subprocess.run(
@@ -266,7 +350,7 @@ def main() -> None:
         f"- machine: {machine()}, pyzmq {zmq.__version__}",
         "",
     ]
-    text = "\n".join(header + table) + "\n"
+    text = "\n".join([*header, *table, "", *security_table]) + "\n"
     print(text)
     Path(args.output).write_text(text)
 

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import os
 import random
+import socket
+import subprocess
+import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -33,6 +38,122 @@ def wait_for(predicate: Callable[[], object], timeout: float, what: str) -> obje
         time.sleep(0.02)
 
 
+def free_port() -> int:
+    """A port nothing listens on right now (127.0.0.1)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def gone(pids: list[int]) -> bool:
+    """True when none of ``pids`` runs (zombies count as gone: nothing here reaps them)."""
+    for pid in pids:
+        try:
+            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                return False
+        except psutil.NoSuchProcess:
+            continue
+    return True
+
+
+class Script:
+    """A Python script (source text, or a file) run as a separate client process; its stdout
+    lines are collected."""
+
+    def __init__(self, code: str | Path, *args: str, env: dict[str, str] | None = None) -> None:
+        program = [str(code)] if isinstance(code, Path) else ["-c", code]
+        self.proc = subprocess.Popen(
+            [sys.executable, *program, *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=env if env is not None else dict(os.environ),
+        )
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.append(line.rstrip("\n"))
+
+    def saw(self, prefix: str) -> list[str]:
+        """Lines that start with ``prefix``."""
+        return [line for line in list(self.lines) if line.startswith(prefix)]
+
+    def send(self, text: str) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(text + "\n")
+        self.proc.stdin.flush()
+
+    def finish(self, timeout: float = 30) -> str:
+        """Close stdin, wait for the exit, and return the last line."""
+        if self.proc.stdin is not None and not self.proc.stdin.closed:
+            self.proc.stdin.close()
+        self.proc.wait(timeout)
+        self._reader.join(timeout)
+        return self.lines[-1] if self.lines else ""
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+
+
+@pytest.fixture
+def scripts() -> Iterator[Callable[..., Script]]:
+    """Factory of client scripts; each one still running at teardown is killed (by pid)."""
+    started: list[Script] = []
+
+    def run(code: str | Path, *args: str, env: dict[str, str] | None = None) -> Script:
+        script = Script(code, *args, env=env)
+        started.append(script)
+        return script
+
+    yield run
+    for script in started:
+        script.kill()
+
+
+def raw_socket(address: str, security: Any, kind: int = 0) -> Any:
+    """A DEALER on ``address`` secured as a cluster member with ``security`` (or not)."""
+    import zmq
+
+    sock = zmq.Context.instance().socket(kind or zmq.DEALER)
+    sock.linger = 0
+    if security is not None:
+        security.dial_control(sock)
+    sock.connect(f"tcp://{address}")
+    return sock
+
+
+def init_frames(marker: Path) -> list[bytes]:
+    """The frames of an INIT whose constructor writes ``marker``: proof that code ran. (The
+    class is local, so it travels by value and would run in any job that accepted it.)"""
+    from parl.remote import protocol as P
+
+    import cloudpickle
+
+    class Pwned:
+        def __init__(self, path: str) -> None:
+            Path(path).write_text("a stranger ran code here")
+
+    spec = P.encode(
+        {"class_name": "Pwned", "client_id": "0" * 32, "gpus": [], "max_message_bytes": 1 << 20}
+    )
+    return [
+        b"\0" * 8,
+        P.OP_INIT,
+        spec,
+        b"[]",
+        b"",
+        cloudpickle.dumps(Pwned),
+        cloudpickle.dumps(((str(marker),), {})),
+    ]
+
+
 def tree(cluster: object) -> list[psutil.Process]:
     """The processes of a cluster: its master and workers and their jobs."""
     found = []
@@ -45,22 +166,11 @@ def tree(cluster: object) -> list[psutil.Process]:
     return found
 
 
-def _alive(procs: list[psutil.Process]) -> list[psutil.Process]:
-    alive = []
-    for proc in procs:
-        try:
-            if proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE:
-                alive.append(proc)
-        except psutil.NoSuchProcess:
-            continue
-    return alive
-
-
 def stop_and_check(cluster: object, timeout: float = 5.0) -> None:
     """Stop a cluster and check every one of its processes is gone (no leftovers)."""
     procs = tree(cluster)
     cluster.stop()  # type: ignore[attr-defined]
-    wait_for(lambda: not _alive(procs), timeout, "the cluster's processes to exit")
+    wait_for(lambda: gone([p.pid for p in procs]), timeout, "the cluster's processes to exit")
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -118,7 +228,7 @@ def connected(shared_cluster: object) -> Iterator[object]:
     yield client
     parl.remote.disconnect()
     wait_for(
-        lambda: shared_cluster.wait_for_jobs(0, 5)["cpus_used"] == 0,  # type: ignore[attr-defined]
+        lambda: shared_cluster.query()["cpus_used"] == 0,  # type: ignore[attr-defined]
         5,
         "the actors' CPUs to return to the pool",
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-import socket
+import signal
 import subprocess
 import sys
 
@@ -14,7 +14,7 @@ from parl.remote.cluster import recorded_clusters
 
 import psutil
 
-from .conftest import wait_for
+from .conftest import free_port, gone, wait_for
 
 
 def xparl(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -30,12 +30,6 @@ def xparl(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     return result
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def cluster_pids(port: int) -> list[int]:
     for cluster in recorded_clusters():
         if cluster.port == port:
@@ -45,10 +39,6 @@ def cluster_pids(port: int) -> list[int]:
                 pids += [proc.pid, *(c.pid for c in proc.children(recursive=True))]
             return pids
     raise AssertionError(f"no recorded cluster on port {port}")
-
-
-def gone(pids: list[int]) -> bool:
-    return not any(psutil.pid_exists(p) and psutil.Process(p).status() != "zombie" for p in pids)
 
 
 @parl.remote_class
@@ -103,3 +93,25 @@ def test_cli_errors_are_clear() -> None:
     assert result.returncode != 0 and "no xparl master" in result.stderr
     result = xparl("start", "--port", str(port), "--gpu", "a,b", check=False)
     assert result.returncode != 0 and "GPU ids" in result.stderr
+
+
+def test_xparl_start_again_after_a_master_crash_keeps_the_workers() -> None:
+    port = free_port()
+    xparl("start", "--port", str(port), "--cpu_num", "1")
+    pids = cluster_pids(port)
+    try:
+        (cluster,) = [c for c in recorded_clusters() if c.port == port]
+        os.kill(cluster.master["pid"], signal.SIGKILL)
+        wait_for(lambda: gone([cluster.master["pid"]]), 10, "the master to die")
+        out = xparl("start", "--port", str(port)).stdout
+        assert "1 worker(s) of the earlier master on this port still run" in out, out
+
+        def back() -> bool:
+            status = json.loads(xparl("status", "--address", f"127.0.0.1:{port}", "--json").stdout)
+            return [w["worker_id"] for w in status["workers"]] == [cluster.workers[0]["worker_id"]]
+
+        wait_for(back, 20, "the worker to register with the new master")
+        pids += cluster_pids(port)
+    finally:
+        xparl("stop", "--port", str(port))
+    wait_for(lambda: gone(pids), 10, "the cluster to stop")

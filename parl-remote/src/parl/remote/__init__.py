@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 # The exceptions module imports nothing heavy, so its names are bound eagerly.
 from parl.remote.exceptions import (
     ActorDiedError,
+    AuthenticationError,
+    CallTimeoutError,
     ConnectError,
     DeserializeError,
     FutureGetRepeatedlyError,
@@ -40,23 +42,26 @@ from parl.remote.exceptions import (
 if TYPE_CHECKING:
     from parl.remote.actor import Future, RemoteActor, actor_id, remote_class
     from parl.remote.client import Client, connect, disconnect, get_client
-    from parl.remote.config import Timeouts
+    from parl.remote.config import Limits, Timeouts
 
 _EXPORTS = {
     "parl.remote.actor": ("Future", "RemoteActor", "actor_id", "remote_class"),
     "parl.remote.client": ("Client", "connect", "disconnect", "get_client"),
-    "parl.remote.config": ("Timeouts",),
+    "parl.remote.config": ("Limits", "Timeouts"),
 }
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 
 __all__ = [
     "ActorDiedError",
+    "AuthenticationError",
+    "CallTimeoutError",
     "Client",
     "ConnectError",
     "DeserializeError",
     "Future",
     "FutureGetRepeatedlyError",
     "FutureObjectEmpty",
+    "Limits",
     "MasterLostError",
     "MemoryLimitError",
     "RemoteActor",

@@ -23,7 +23,7 @@ import cloudpickle
 __all__ = ["Future", "RemoteActor", "actor_id", "remote_class"]
 
 T = TypeVar("T")
-_OPTIONS = ("max_memory", "wait", "n_gpu")
+_OPTIONS = ("max_memory", "wait", "n_gpu", "call_timeout")
 _RESERVED_PREFIX = "_xparl"
 
 
@@ -94,7 +94,13 @@ class RemoteActor:
         client = get_client()
         blob = cls._xparl_class_frames(client.shipped_files)
         create = lambda: client.create_actor(  # noqa: E731
-            blob, cls._original.__qualname__, args, kwargs, options["n_gpu"], options["max_memory"]
+            blob,
+            cls._original.__qualname__,
+            args,
+            kwargs,
+            options["n_gpu"],
+            options["max_memory"],
+            options["call_timeout"],
         )
         if options["wait"]:
             object.__setattr__(self, "_xparl_channel", create())
@@ -232,7 +238,11 @@ def remote_class(cls: type[T]) -> type[T]: ...
 
 @overload
 def remote_class(
-    *, max_memory: float | None = None, wait: bool = True, n_gpu: int = 0
+    *,
+    max_memory: float | None = None,
+    wait: bool = True,
+    n_gpu: int = 0,
+    call_timeout: float | None = None,
 ) -> Callable[[type[T]], type[T]]: ...
 
 
@@ -248,6 +258,10 @@ def remote_class(cls: Any = None, **options: Any) -> Any:
             and the caller gets :class:`~parl.remote.MemoryLimitError`. None: no limit.
         wait: False makes creation return at once and calls return :class:`Future` objects.
         n_gpu: GPUs to reserve on one worker; the actor sees them in ``CUDA_VISIBLE_DEVICES``.
+        call_timeout: Seconds a call (or the constructor) may run before the caller gets
+            :class:`~parl.remote.CallTimeoutError`. None: the client's default
+            (``parl.connect(call_timeout=...)`` or ``XPARL_CALL_TIMEOUT``; unset waits as long
+            as the actor's process is alive and answering heartbeats).
 
     Returns:
         A proxy class (``._original`` is the user's class). Inside a job process (``XPARL=True``)
@@ -268,7 +282,7 @@ def remote_class(cls: Any = None, **options: Any) -> Any:
     if unknown:
         raise TypeError(
             f"@parl.remote_class got unknown option(s) {unknown}; the allowed options are "
-            f"{list(_OPTIONS)} (max_memory in MB, wait: bool, n_gpu: int)"
+            f"{list(_OPTIONS)} (max_memory in MB, wait: bool, n_gpu: int, call_timeout in s)"
         )
     max_memory = options.get("max_memory")
     wait = options.get("wait", True)
@@ -281,7 +295,19 @@ def remote_class(cls: Any = None, **options: Any) -> Any:
         raise ValueError(f"wait={wait!r} must be True or False")
     if isinstance(n_gpu, bool) or not isinstance(n_gpu, int) or n_gpu < 0:
         raise ValueError(f"n_gpu={n_gpu!r} must be an integer >= 0")
-    settings = {"max_memory": max_memory, "wait": wait, "n_gpu": n_gpu}
+    call_timeout = options.get("call_timeout")
+    if call_timeout is not None and (
+        isinstance(call_timeout, bool)
+        or not isinstance(call_timeout, (int, float))
+        or not call_timeout > 0
+    ):
+        raise ValueError(f"call_timeout={call_timeout!r} must be a positive number of seconds")
+    settings = {
+        "max_memory": max_memory,
+        "wait": wait,
+        "n_gpu": n_gpu,
+        "call_timeout": call_timeout,
+    }
 
     def decorate(target: Any) -> Any:
         if not inspect.isclass(target):

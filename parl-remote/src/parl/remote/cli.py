@@ -9,16 +9,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from parl.core.files import write_atomic
+from parl.remote import logs as actor_logs
 from parl.remote import protocol as P
 from parl.remote.cluster import (
     LocalCluster,
     connected_workers,
+    find_security,
     query,
     recorded_clusters,
     start_worker,
     stop_process,
 )
-from parl.remote.config import data_home, default_host
+from parl.remote.config import data_home, default_host, private_dir
+from parl.remote.exceptions import AuthenticationError
+from parl.remote.security import SECRET_ENV, Mode, Security, is_loopback, read_secret_file
 
 import click
 
@@ -32,6 +37,8 @@ def _gpu_option(value: str) -> str:
 
 def _port_is_free(host: str, port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        # As libzmq binds: connections of a master that just died (TIME_WAIT) do not count.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((host, port))
         except OSError:
@@ -39,30 +46,69 @@ def _port_is_free(host: str, port: int) -> bool:
     return True
 
 
-def worker_options(command: Callable[..., None]) -> Callable[..., None]:
-    """The options of a command that starts a worker: CPUs, GPUs and where its sockets live."""
-    options = [
-        click.option(
-            "--cpu_num",
-            "--cpu-num",
-            "cpu_num",
-            type=click.IntRange(min=0),
-            default=None,
-            help="CPUs the worker offers (default: all CPUs of this machine).",
-        ),
-        click.option(
-            "--gpu",
-            default="",
-            callback=lambda c, p, v: _gpu_option(v),
-            help="GPU ids the worker offers, e.g. 0,1.",
-        ),
-        click.option("--host", default=None, help="Host the sockets bind (default 127.0.0.1)."),
-        click.option("--advertise-host", default=None, help="Host other machines dial."),
-        click.option("--port-range", default=None, help="LOW-HIGH range for the other ports."),
-    ]
+def _options(command: Callable[..., None], options: list[Any]) -> Callable[..., None]:
     for option in reversed(options):
         command = option(command)
     return command
+
+
+_SECRET_FILE = click.option(
+    "--secret-file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help=f"Owner-only file holding the cluster secret (or set {SECRET_ENV}; default: the "
+    "record of a cluster started on this machine).",
+)
+
+
+def worker_options(command: Callable[..., None]) -> Callable[..., None]:
+    """The options of a command that starts a worker: CPUs, GPUs, sockets and the secret."""
+    return _options(
+        command,
+        [
+            click.option(
+                "--cpu_num",
+                "--cpu-num",
+                "cpu_num",
+                type=click.IntRange(min=0),
+                default=None,
+                help="CPUs the worker offers (default: all CPUs of this machine).",
+            ),
+            click.option(
+                "--gpu",
+                default="",
+                callback=lambda c, p, v: _gpu_option(v),
+                help="GPU ids the worker offers, e.g. 0,1.",
+            ),
+            click.option("--host", default=None, help="Host the sockets bind (default 127.0.0.1)."),
+            click.option("--advertise-host", default=None, help="Host other machines dial."),
+            click.option("--port-range", default=None, help="LOW-HIGH range for the other ports."),
+            _SECRET_FILE,
+            click.option(
+                "--insecure",
+                is_flag=True,
+                help="No authentication at all (loopback only; for trusted single-user machines).",
+            ),
+        ],
+    )
+
+
+def _security(address: str, secret_file: str | None, insecure: bool) -> Security:
+    if insecure:
+        if secret_file:
+            raise click.UsageError("--insecure and --secret-file exclude each other")
+        return Security(None)
+    try:
+        return find_security(address, secret_file)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def _query(address: str, security: Security, tag: bytes = P.STATUS, **kw: Any) -> dict[str, Any]:
+    try:
+        return query(address, tag, security=security, **kw)
+    except AuthenticationError as exc:
+        raise click.ClickException(str(exc)) from exc
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -73,27 +119,54 @@ def main() -> None:
 
 @main.command()
 @click.option("--port", type=click.IntRange(1, 65535), required=True, help="Master port.")
+@click.option(
+    "--encrypt",
+    is_flag=True,
+    help="Encrypt actor traffic on loopback too (it always is beyond loopback).",
+)
 @worker_options
 def start(
     port: int,
+    encrypt: bool,
     cpu_num: int | None,
     gpu: str,
     host: str | None,
     advertise_host: str | None,
     port_range: str | None,
+    secret_file: str | None,
+    insecure: bool,
 ) -> None:
-    """Start a master and a local worker; return once the cluster is ready."""
+    """Start a master and a local worker; return once the cluster is ready.
+
+    Every connection proves it holds the cluster secret, kept in the cluster's owner-only
+    record (reused when a master starts again on the same port, so running workers get back
+    in); traffic beyond loopback is encrypted.
+    """
     host = host or default_host()
+    if insecure and (encrypt or secret_file):
+        raise click.UsageError("--insecure excludes --encrypt and --secret-file")
+    mode = Mode.INSECURE if insecure else Mode.ENCRYPT if encrypt else Mode.AUTH
+    try:
+        Security.for_mode(mode, "checking the host only").binding(host)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc
     existing = data_home() / "clusters" / str(port)
-    if (existing / "cluster.json").is_file() and LocalCluster.load(existing).is_running():
-        raise click.ClickException(
-            f"an xparl cluster recorded in {existing} already runs on port {port}; stop it with "
-            f"`xparl stop --port {port}` or pick another port"
-        )
+    survivors: list[dict[str, Any]] = []
+    if (existing / "cluster.json").is_file():
+        earlier = LocalCluster.load(existing)
+        if earlier.is_running():
+            raise click.ClickException(
+                f"an xparl cluster recorded in {existing} already runs on port {port}; stop it "
+                f"with `xparl stop --port {port}` or pick another port"
+            )
+        survivors = earlier.running_workers()
     if not _port_is_free(host, port):
         raise click.ClickException(f"port {port} on {host} is in use; pick another --port")
-    cpus = (os.cpu_count() or 1) if cpu_num is None else cpu_num
+    # A master started again: its workers still run, so it adds none unless asked to.
+    default_cpus = 0 if survivors else (os.cpu_count() or 1)
+    cpus = default_cpus if cpu_num is None else cpu_num
     try:
+        secret = read_secret_file(secret_file) if secret_file else None
         cluster = LocalCluster.start(
             cpus,
             port=port,
@@ -102,18 +175,53 @@ def start(
             gpus=gpu,
             port_range=port_range,
             detach=True,
+            mode=mode,
+            secret=secret,
         )
     except (RuntimeError, ValueError) as exc:
         raise click.ClickException(str(exc)) from exc
+    _print_started(cluster, cpus, gpu, host)
+    kept = len(cluster.workers) - (1 if cpus or gpu else 0)
+    if kept:
+        click.echo(
+            f"  {kept} worker(s) of the earlier master on this port still run; with the same "
+            "secret they register again and their actors keep serving."
+        )
+
+
+def _print_started(cluster: LocalCluster, cpus: int, gpu: str, host: str) -> None:
+    address, mode = cluster.address, cluster.security.mode
     click.echo(
-        f"xparl cluster started at {cluster.address} ({cpus} CPUs"
+        f"xparl cluster started at {address} ({cpus} CPUs"
         + (f", GPUs {gpu}" if gpu else "")
-        + ")."
+        + f"; security: {_describe_mode(mode, host)})."
     )
-    click.echo(f"  connect from Python:  parl.connect({cluster.address!r})")
-    click.echo(f"  add CPUs:             xparl connect --address {cluster.address} --cpu_num N")
-    click.echo(f"  status / stop:        xparl status / xparl stop --port {port}")
+    click.echo(f"  connect from Python:  parl.connect({address!r})")
+    click.echo(f"  status / stop:        xparl status / xparl stop --port {cluster.port}")
     click.echo(f"  logs:                 {cluster.data_dir}")
+    if mode is Mode.INSECURE:
+        click.echo("  no authentication: anyone on this machine can run code on this cluster.")
+        return
+    click.echo(f"  the cluster secret:   {cluster.secret_file} (owner-only)")
+    if is_loopback(host):
+        click.echo(
+            "  this cluster listens on loopback only; to add other machines start it with "
+            "--host <this machine's address>."
+        )
+        return
+    click.echo(
+        "  other machines: copy the secret file there (chmod 600) and run\n"
+        f"    xparl connect --address {address} --secret-file FILE --host <their address>\n"
+        f"  or set {SECRET_ENV}; in Python: parl.connect({address!r}, secret_file=FILE)"
+    )
+
+
+def _describe_mode(mode: Mode, host: str) -> str:
+    if mode is Mode.INSECURE:
+        return "none (--insecure)"
+    if mode is Mode.ENCRYPT or not is_loopback(host):
+        return "authenticated and encrypted"
+    return "authenticated (add --encrypt to also encrypt on loopback)"
 
 
 @main.command()
@@ -126,31 +234,35 @@ def connect(
     host: str | None,
     advertise_host: str | None,
     port_range: str | None,
+    secret_file: str | None,
+    insecure: bool,
 ) -> None:
     """Add a worker with this machine's CPUs (and GPUs) to the cluster at ADDRESS."""
+    security = _security(address, secret_file, insecure)
     try:
-        status = query(address, P.STATUS)
+        status = _query(address, security)
     except ConnectionError as exc:
         raise click.ClickException(
             f"{exc}: no xparl master there. Check the address, or start one with "
             "`xparl start --port PORT`."
         ) from exc
     cpus = (os.cpu_count() or 1) if cpu_num is None else cpu_num
-    folder = data_home() / "connected" / address.replace(":", "_")
+    folder = private_dir(data_home() / "connected" / address.replace(":", "_"))
     try:
         record = start_worker(
             address,
             cpus,
             folder,
+            security=security,
             gpus=gpu,
             host=host,
             advertise_host=advertise_host,
             port_range=port_range,
             detach=True,
         )
-    except RuntimeError as exc:
+    except (RuntimeError, ValueError) as exc:
         raise click.ClickException(str(exc)) from exc
-    (folder / f"worker-{record['worker_id']}.json").write_text(json.dumps(record))
+    write_atomic(folder / f"worker-{record['worker_id']}.json", json.dumps(record))
     click.echo(
         f"worker {record['worker_id']} (pid {record['pid']}) added {cpus} CPUs"
         + (f", GPUs {gpu}" if gpu else "")
@@ -169,10 +281,10 @@ def _addresses(address: str | None) -> list[str]:
 def _print_status(status: dict[str, Any]) -> None:
     click.echo(
         f"Cluster {status['address']} (parl-remote {status['version']}, Python "
-        f"{status['python']}): {status['cpus_used']} used CPUs, {status['cpus_vacant']} vacant "
-        f"CPUs, {status['gpus_used']} used GPUs, {status['gpus_vacant']} vacant GPUs; "
-        f"{len(status['workers'])} worker(s), {len(status['clients'])} client(s), "
-        f"{len(status['actors'])} actor(s)."
+        f"{status['python']}, security {status['security']}): {status['cpus_used']} used CPUs, "
+        f"{status['cpus_vacant']} vacant CPUs, {status['gpus_used']} used GPUs, "
+        f"{status['gpus_vacant']} vacant GPUs; {len(status['workers'])} worker(s), "
+        f"{len(status['clients'])} client(s), {len(status['actors'])} actor(s)."
     )
     for w in status["workers"]:
         gpus = f", GPUs {','.join(w['gpus'])} ({len(w['gpus_used'])} used)" if w["gpus"] else ""
@@ -181,15 +293,26 @@ def _print_status(status: dict[str, Any]) -> None:
             f" {w['cpus_used']}/{w['cpus_total']} CPUs used{gpus}, "
             f"{w['idle_jobs']} warm jobs; logs in {w['log_dir']}"
         )
+    for w in status["lost_workers"]:
+        click.echo(
+            f"  worker {w['worker_id']} on {w['hostname']}: silent for {w['silent_s']} s "
+            "(not scheduled; its actors keep serving)"
+        )
     for c in status["clients"]:
         click.echo(
-            f"  client {c['client_id'][:8]} on {c['hostname']} (pid {c['pid']}): "
+            f"  client {c['client']} on {c['hostname']} (pid {c['pid']}): "
             f"{c['actors']} actor(s), script {c['script']}, {c['connected_s']} s"
         )
     for a in status["actors"]:
         click.echo(
-            f"  actor {a['job_id']}: client {a['client_id'][:8]}, worker {a['worker_id']}"
+            f"  actor {a['job_id']}: client {a['client']}, worker {a['worker_id']}"
             + (f", GPUs {','.join(a['gpus'])}" if a["gpus"] else "")
+        )
+    refused = status["refused_connections"] + status["refused_requests"]
+    if refused or status["bad_messages"]:
+        click.echo(
+            f"  refused {refused} connection(s)/request(s), dropped "
+            f"{status['bad_messages']} malformed message(s)"
         )
     click.echo("  monitor: none (the web monitor is not part of this release; use xparl status)")
 
@@ -197,7 +320,8 @@ def _print_status(status: dict[str, Any]) -> None:
 @main.command()
 @click.option("--address", default=None, help="HOST:PORT of a master (default: local clusters).")
 @click.option("--json", "as_json", is_flag=True, help="Print the raw status as JSON.")
-def status(address: str | None, as_json: bool) -> None:
+@_SECRET_FILE
+def status(address: str | None, as_json: bool, secret_file: str | None) -> None:
     """Show CPUs used/vacant, workers, clients and actors of the cluster(s)."""
     addresses = _addresses(address)
     if not addresses:
@@ -209,7 +333,7 @@ def status(address: str | None, as_json: bool) -> None:
     failed = False
     for each in addresses:
         try:
-            info = query(each, P.STATUS)
+            info = _query(each, _security(each, secret_file, False))
         except ConnectionError as exc:
             click.echo(f"Cluster {each}: not reachable ({exc}).", err=True)
             failed = True
@@ -227,7 +351,8 @@ def status(address: str | None, as_json: bool) -> None:
     "--port",
     type=int,
     default=None,
-    help="Stop only the cluster on this port (default: every cluster recorded here).",
+    help="Stop only the cluster on this port (default: every cluster recorded here, except the "
+    "embedded clusters of programs still running).",
 )
 def stop(port: int | None) -> None:
     """Stop clusters started from this machine and workers connected from it, by recorded pid."""
@@ -235,12 +360,16 @@ def stop(port: int | None) -> None:
     for cluster in recorded_clusters():
         if port is not None and cluster.port != port:
             continue
+        if port is None and cluster.embedded and cluster.owner_alive():
+            click.echo(
+                f"left the cluster at {cluster.address} running: it belongs to the program with "
+                f"pid {cluster.owner_pid} (stop it with `xparl stop --port {cluster.port}`)"
+            )
+            continue
         if cluster.is_running():
-            cluster.stop()
             stopped += 1
             click.echo(f"stopped the cluster at {cluster.address}")
-        else:
-            cluster.stop()
+        cluster.stop()
         (cluster.data_dir / "cluster.json").unlink(missing_ok=True)
     for path, record in connected_workers():
         if port is not None and not record["master"].endswith(f":{port}"):
@@ -260,8 +389,14 @@ def stop(port: int | None) -> None:
 @main.command()
 @click.argument("job_id", required=False)
 @click.option("--address", default=None, help="HOST:PORT of the master (default: local ones).")
-@click.option("--tail", type=click.IntRange(min=0), default=0, help="Print only the last N lines.")
-def logs(job_id: str | None, address: str | None, tail: int) -> None:
+@click.option(
+    "--tail",
+    type=click.IntRange(min=0),
+    default=0,
+    help=f"Print only the last N lines (at most {actor_logs.MAX_TAIL_BYTES // 2**20} MiB).",
+)
+@_SECRET_FILE
+def logs(job_id: str | None, address: str | None, tail: int, secret_file: str | None) -> None:
     """Print the stdout/stderr log of the actor JOB_ID; without JOB_ID, list actor logs."""
     if job_id is None:
         folders = [c.data_dir for c in recorded_clusters()]
@@ -273,23 +408,31 @@ def logs(job_id: str | None, address: str | None, tail: int) -> None:
             click.echo(f"{path.stem}\t{path}")
         return
     for each in _addresses(address):
+        security = _security(each, secret_file, False)
         try:
-            info = query(each, P.STATUS)
+            info = _query(each, security)
         except ConnectionError:
             continue
-        for worker in info["workers"]:
+        for worker in info["workers"] + info["lost_workers"]:
             try:
-                answer = query(worker["address"], P.READ_LOG, {"job_id": job_id, "lines": tail})
+                request = {"job_id": job_id, "lines": tail}
+                answer = _query(worker["address"], security, P.READ_LOG, payload=request)
             except ConnectionError:
                 continue
             if answer.get("found"):
-                click.echo(answer["log"], nl=not answer["log"].endswith("\n"))
+                _echo_log(answer["log"], answer.get("truncated", False), answer.get("path"))
                 return
     for path in data_home().glob(f"*/*/workers/*/logs/{job_id}.log"):
-        text = path.read_text(errors="replace")
-        click.echo("\n".join(text.splitlines()[-tail:]) if tail else text, nl=False)
+        text, cut = actor_logs.tail(path, tail)
+        _echo_log(text, cut, str(path))
         return
     raise click.ClickException(f"no log for actor {job_id!r}; list them with `xparl logs`")
+
+
+def _echo_log(text: str, truncated: bool, path: str | None) -> None:
+    if truncated:
+        click.echo(f"[showing the last {actor_logs.MAX_TAIL_BYTES // 2**20} MiB of {path}]")
+    click.echo(text, nl=not text.endswith("\n"))
 
 
 if __name__ == "__main__":

@@ -1,10 +1,16 @@
 """The client inside the user's process: the master handshake, heartbeats, actor creation and
-the per-actor channel that carries calls straight to the actor's job process."""
+the per-actor channel that carries calls straight to the actor's job process.
+
+The link to the master is control only: a stalled or restarted master costs no actor, because
+calls never pass through it. The heartbeat thread says hello again to a master that forgot
+this client, and keeps released actors in every heartbeat until the master confirms them.
+"""
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import logging
 import os
 import pickle
 import sys
@@ -12,15 +18,16 @@ import threading
 import time
 import uuid
 import weakref
-from collections import deque
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from parl.remote import protocol as P
-from parl.remote.config import Timeouts
+from parl.remote.config import Limits, Timeouts
 from parl.remote.exceptions import (
     ActorDiedError,
+    AuthenticationError,
+    CallTimeoutError,
     ConnectError,
     DeserializeError,
     MasterLostError,
@@ -32,19 +39,23 @@ from parl.remote.exceptions import (
     SerializeError,
     VersionMismatchError,
 )
-from parl.remote.files import collect_files
+from parl.remote.files import collect_files, pack_files
+from parl.remote.security import SECRET_ENV, Security
 from parl.remote.serialization import dumps
 
 import zmq
-from zmq.utils.monitor import recv_monitor_message
 
 if TYPE_CHECKING:
     from parl.remote.cluster import LocalCluster
 
 __all__ = ["ActorChannel", "Client", "connect", "disconnect", "get_client"]
 
+logger = logging.getLogger("parl.remote.client")
+
 _POLL_SLICE_MS = 100
 _DISCONNECT_GRACE_MS = 100
+_MAX_RELEASES_PER_BEAT = 1024
+_CHANNEL_EVENTS = zmq.EVENT_DISCONNECTED | zmq.EVENT_CLOSED | P.HANDSHAKE_FAILED
 
 
 def _validate_address(address: str) -> str:
@@ -58,6 +69,18 @@ def _validate_address(address: str) -> str:
     return address
 
 
+def _secret_hint(address: str) -> str:
+    return (
+        f"On the machine that started the cluster at {address}, `xparl start` keeps its secret "
+        "in an owner-only file it printed; copy it here and pass parl.connect(..., "
+        f"secret_file=FILE) or set {SECRET_ENV}."
+    )
+
+
+class _JobUnreachable(Exception):
+    """A granted job could not be reached or failed to prove it belongs to the cluster."""
+
+
 class Client:
     """A connection to an xparl master (one per process; see :func:`connect`).
 
@@ -65,141 +88,181 @@ class Client:
         address: ``host:port`` of the master.
         distributed_files: Extra files for every job (see :mod:`parl.remote.files`).
         timeouts: Timeouts of this client.
+        security: The cluster secret to use (default: found for ``address``, see
+            :func:`parl.remote.cluster.find_security`).
     """
 
     def __init__(
-        self, address: str, distributed_files: Sequence[str] | None, timeouts: Timeouts
+        self,
+        address: str,
+        distributed_files: Sequence[str] | None,
+        timeouts: Timeouts,
+        security: Security | None = None,
     ) -> None:
         self.address = _validate_address(address)
+        if security is None:
+            from parl.remote.cluster import find_security
+
+            security = find_security(address)
+        self.security = security
+        self.limits = Limits()
         self.distributed_files = list(distributed_files or [])
-        self.files_blob = b""
         files = collect_files(self.distributed_files)
-        if files:
-            self.files_blob = pickle.dumps(files, protocol=5)
+        self.files_frames = list(pack_files(files))
         self.shipped_files = set(files)
         self.timeouts = timeouts
         self.client_id = uuid.uuid4().hex
         self.pid = os.getpid()
         self.context = zmq.Context()
         self.master_lost: str | None = None
+        self.epoch = 0  # bumped whenever a restarted master had to be told about this client
         self.dead_jobs: dict[str, tuple[str, str]] = {}
         self.channels: weakref.WeakSet[ActorChannel] = weakref.WeakSet()
         self.cluster: LocalCluster | None = None
         self._local = threading.local()
         self._sockets: list[zmq.Socket] = []
         self._sockets_lock = threading.Lock()
-        self._releases: deque[str] = deque()
+        self._releases: set[str] = set()
         self._wake_r, self._wake_w = os.pipe()
         self._closed = threading.Event()
         self._wake_lock = threading.Lock()
-        self._heartbeat = self._dial_master()
-        self._handshake()
+        self._heartbeat, self._heartbeat_watch = self._dial_master()
+        try:
+            self._handshake()
+        except BaseException:
+            self._heartbeat_watch.close(self._heartbeat)
+            self._heartbeat.close()
+            self.context.term()
+            raise
         self._thread = threading.Thread(target=self._beat, name="xparl-client", daemon=True)
         self._thread.start()
 
     # ------------------------------------------------------------------ master link
-    def _handshake(self) -> None:
+    def _hello(self) -> dict[str, Any]:
         main = sys.modules.get("__main__")
-        self._heartbeat.send_multipart(
-            [
-                P.HELLO,
-                P.encode(
-                    {
-                        **P.identity(),
-                        "client_id": self.client_id,
-                        "script": os.path.abspath(getattr(main, "__file__", "") or "<interactive>"),
-                    }
-                ),
-            ]
-        )
-        if not self._heartbeat.poll(int(self.timeouts.connect_timeout * 1000)):
-            self._heartbeat.close()
-            self.context.term()
+        script = os.path.abspath(getattr(main, "__file__", "") or "<interactive>")
+        return {
+            **P.identity(),
+            "client_id": self.client_id,
+            "script": script[-4096:],
+            "actors": len(self.channels),
+        }
+
+    def _handshake(self) -> None:
+        hello = [P.HELLO, P.encode(self._hello())]
+        try:
+            tag, reply = P.ask(
+                self._heartbeat, self._heartbeat_watch, hello, self.timeouts.connect_timeout
+            )
+        except P.NoAnswer as exc:
+            if exc.problem is not None:
+                raise AuthenticationError(
+                    f"the master at {self.address} refused this client: {exc.problem}. "
+                    f"{_secret_hint(self.address)}"
+                ) from None
             raise ConnectError(
                 f"no xparl master answered at {self.address} within "
-                f"{self.timeouts.connect_timeout:g} s (nothing listens there, or a firewall drops "
-                "the connection). Start a cluster with `xparl start --port PORT`, check the "
-                "address, or call parl.connect() with no address for a local cluster."
-            )
-        tag, body = self._heartbeat.recv_multipart()
-        reply = P.decode(body)
+                f"{self.timeouts.connect_timeout:g} s (nothing listens there, or a firewall "
+                "drops the connection). Start a cluster with `xparl start --port PORT`, check "
+                "the address, or call parl.connect() with no address for a local cluster."
+            ) from None
         if tag != P.ACK:
-            self._heartbeat.close()
-            self.context.term()
             if reply.get("kind") == "version":
                 raise VersionMismatchError(reply.get("message"))
             raise ConnectError(f"the master at {self.address} refused the client: {reply}")
         self.master_info = reply
 
     def _beat(self) -> None:
-        poller = zmq.Poller()
-        poller.register(self._heartbeat, zmq.POLLIN)
-        poller.register(self._wake_r, zmq.POLLIN)
         interval = self.timeouts.heartbeat_interval
         last_beat = 0.0
         last_ack = last_loop = time.monotonic()
         redialed = False
         while not self._closed.is_set():
+            poller = zmq.Poller()
+            poller.register(self._heartbeat, zmq.POLLIN)
+            poller.register(self._wake_r, zmq.POLLIN)
             events = dict(poller.poll(int(interval * 1000)))
-            if self._wake_r in events:
+            woken = self._wake_r in events
+            if woken:
                 os.read(self._wake_r, 4096)
-            while self._releases:
-                job_id = self._releases.popleft()
-                self._send_heartbeat_socket(P.RELEASE_ACTOR, {"job_id": job_id})
-            if self._heartbeat in events:
-                while True:
-                    try:
-                        tag, body = self._heartbeat.recv_multipart(zmq.NOBLOCK)
-                    except zmq.Again:
-                        break
-                    except ValueError:
-                        continue
-                    last_ack = time.monotonic()
-                    if tag == P.ACTOR_DIED:
-                        info = P.decode(body)
-                        self.dead_jobs[str(info["job_id"])] = (
-                            str(info.get("reason")),
-                            str(info.get("message")),
-                        )
-                    elif tag == P.ERROR:
-                        self.master_lost = (
-                            f"the master at {self.address} no longer knows this client "
-                            f"({P.decode(body).get('message')})"
-                        )
+            self._heartbeat_watch.drain()
+            if self._heartbeat in events and self._read_master():
+                last_ack = time.monotonic()
             now = time.monotonic()
             if now - last_loop > self.timeouts.heartbeat_timeout / 2:
                 last_ack = now  # this process was stalled: give the master a new window
             last_loop = now
-            if now - last_beat >= interval:
-                self._send_heartbeat_socket(
-                    P.CLIENT_HEARTBEAT, {"client_id": self.client_id, "actors": len(self.channels)}
-                )
+            if woken or now - last_beat >= interval:
+                self._send_beat()
                 last_beat = now
-            if now - last_ack > self.timeouts.heartbeat_timeout / 2 and not redialed:
-                # A silent link may be a broken connection rather than a dead master: redial once.
-                poller.unregister(self._heartbeat)
+            silent = now - last_ack
+            if silent > self.timeouts.heartbeat_timeout / 2 and not redialed:
+                # A silent link may be a broken connection rather than a dead master: redial.
+                self._heartbeat_watch.close(self._heartbeat)
                 self._heartbeat.close(linger=0)
-                self._heartbeat = self._dial_master()
-                poller.register(self._heartbeat, zmq.POLLIN)
+                self._heartbeat, self._heartbeat_watch = self._dial_master()
                 redialed = True
-            if now - last_ack <= interval * 2:
+            if silent <= interval * 2:
                 redialed = False
-            if now - last_ack > self.timeouts.heartbeat_timeout and self.master_lost is None:
+            if silent > self.timeouts.heartbeat_timeout and self.master_lost is None:
                 self.master_lost = (
                     f"the master at {self.address} stopped answering (no reply for "
-                    f"{now - last_ack:.1f} s; heartbeat timeout "
-                    f"{self.timeouts.heartbeat_timeout:g} s)"
+                    f"{silent:.1f} s; heartbeat timeout {self.timeouts.heartbeat_timeout:g} s)"
                 )
-        while self._releases:
-            self._send_heartbeat_socket(P.RELEASE_ACTOR, {"job_id": self._releases.popleft()})
+                logger.warning("%s; actors keep serving, creating actors fails", self.master_lost)
+        self._send_beat()
         self._send_heartbeat_socket(P.GOODBYE, {"client_id": self.client_id})
+        self._heartbeat_watch.close(self._heartbeat)
         self._heartbeat.close(linger=200)
 
-    def _dial_master(self) -> zmq.Socket:
-        sock = self.context.socket(zmq.DEALER)
-        sock.linger = 0
-        sock.connect(f"tcp://{self.address}")
-        return sock
+    def _read_master(self) -> bool:
+        """Handle what the master sent; True if anything came."""
+        heard = False
+        while True:
+            try:
+                frames = P.recv_bounded(self._heartbeat, 2)
+            except zmq.Again:
+                return heard
+            try:
+                if not frames or len(frames) != 2:
+                    raise P.BadMessage("a master message has a tag and one JSON frame")
+                self._on_master(frames[0], P.decode(frames[1]))
+            except P.BadMessage as exc:
+                logger.warning("dropped a malformed message from the master (%s)", exc)
+                continue
+            heard = True
+
+    def _on_master(self, tag: bytes, reply: dict[str, Any]) -> None:
+        if self.master_lost is not None:
+            logger.warning("the master at %s answers again", self.address)
+            self.master_lost = None
+        if tag == P.ACK and "master" in reply:
+            self.epoch += 1  # a master that had forgotten this client knows it again
+        elif tag == P.ACK:
+            released = reply.get("released")
+            if isinstance(released, list):
+                with self._wake_lock:
+                    self._releases.difference_update(str(r) for r in released)
+        elif tag == P.ACTOR_DIED:
+            self.dead_jobs[str(reply.get("job_id"))] = (
+                str(reply.get("reason")),
+                str(reply.get("message")),
+            )
+        elif tag == P.ERROR and reply.get("kind") == "unknown_client":
+            # A restarted master: say hello again; requests in flight go again after its answer.
+            self._send_heartbeat_socket(P.HELLO, self._hello())
+        elif tag == P.ERROR:
+            logger.warning("the master at %s: %s", self.address, reply.get("message"))
+
+    def _send_beat(self) -> None:
+        with self._wake_lock:
+            releases = sorted(self._releases)[:_MAX_RELEASES_PER_BEAT]
+        beat = {"client_id": self.client_id, "actors": len(self.channels), "releases": releases}
+        self._send_heartbeat_socket(P.CLIENT_HEARTBEAT, beat)
+
+    def _dial_master(self) -> tuple[zmq.Socket, P.Watch]:
+        label = f"the master at {self.address} refused this client"
+        return P.dial(self.context, self.address, self.security, label, logger)
 
     def _send_heartbeat_socket(self, tag: bytes, payload: dict[str, Any]) -> None:
         with contextlib.suppress(zmq.ZMQError):
@@ -210,30 +273,54 @@ class Client:
         if sock is None:
             sock = self.context.socket(zmq.DEALER)
             sock.linger = 0
+            P.bound_inbound(sock, P.CONTROL_MAX_BYTES)
+            self.security.dial_control(sock)
             sock.connect(f"tcp://{self.address}")
             self._local.socket = sock
             with self._sockets_lock:
                 self._sockets.append(sock)
         return sock
 
+    def notify(self, tag: bytes, payload: dict[str, Any]) -> None:
+        """Send the master a control message that needs no answer."""
+        with contextlib.suppress(zmq.ZMQError):
+            message = P.encode({"client_id": self.client_id, **payload})
+            self._master_socket().send_multipart([tag, message], zmq.NOBLOCK)
+
     def request(self, tag: bytes, payload: dict[str, Any], timeout: float) -> dict[str, Any]:
-        """Send a control request to the master and wait for its answer (bounded)."""
+        """Send a control request to the master and wait for its answer (bounded).
+
+        A master that restarts meanwhile gets the request again once this client said hello.
+        """
         self.check_master()
         sock = self._master_socket()
         request_id = uuid.uuid4().hex
-        sock.send_multipart([tag, P.encode({**payload, "request_id": request_id})])
+        body = {**payload, "client_id": self.client_id, "request_id": request_id}
+        message = [tag, P.encode(body)]
+        sock.send_multipart(message)
+        epoch = self.epoch
         deadline = time.monotonic() + timeout
         while True:
             if sock.poll(_POLL_SLICE_MS):
-                reply_tag, body = sock.recv_multipart()
-                reply = P.decode(body)
-                if reply.get("request_id") not in (None, request_id):
+                frames = P.recv_bounded(sock, 2)
+                try:
+                    if not frames or len(frames) != 2:
+                        raise P.BadMessage("a master message has a tag and one JSON frame")
+                    reply = P.decode(frames[1])
+                except P.BadMessage:
                     continue
-                if reply_tag == P.ERROR:
+                if reply.get("request_id") != request_id:
+                    continue
+                if frames[0] == P.ERROR:
+                    if reply.get("kind") == "unknown_client":
+                        continue  # the heartbeat thread says hello; then this is sent again
                     if reply.get("kind") == "resource":
                         raise ResourceError(reply.get("message"))
                     raise RemoteError(f"the master refused the request: {reply.get('message')}")
                 return reply
+            if self.epoch != epoch:
+                epoch = self.epoch
+                sock.send_multipart(message)
             self.check_master()
             if time.monotonic() > deadline:
                 raise ConnectError(
@@ -241,13 +328,14 @@ class Client:
                 )
 
     def check_master(self) -> None:
-        """Raise MasterLostError if the master was lost, ConnectError if disconnected."""
+        """Raise MasterLostError if the master is not answering, ConnectError if disconnected."""
         if self._closed.is_set():
             raise ConnectError("this client was disconnected; call parl.connect(...) again")
         if self.master_lost is not None:
             raise MasterLostError(
-                f"{self.master_lost}. Restart the cluster and call parl.remote.disconnect() "
-                "then parl.connect(...)."
+                f"{self.master_lost}. Existing actors keep working; creating actors works again "
+                "once the master answers (a stalled master resumes; a restarted one must use the "
+                "same port and secret)."
             )
 
     # ------------------------------------------------------------------ actors
@@ -259,42 +347,55 @@ class Client:
         kwargs: dict[str, Any],
         n_gpu: int,
         max_memory: float | None,
+        call_timeout: float | None = None,
     ) -> ActorChannel:
-        """Reserve a job from the master, send it the class and arguments, return its channel."""
+        """Reserve a job, check it belongs to the cluster, send it the class and arguments.
+
+        A granted job that cannot be reached (its worker just died) or that fails to prove
+        its membership is reported to the master and another one is requested, within
+        the resource timeout.
+        """
         arg_frames = dumps((args, kwargs), f"the arguments of {class_name}()")
-        timeout = self.timeouts.resource_timeout
-        grant = self.request(
-            P.REQUEST_ACTOR,
-            {"client_id": self.client_id, "n_gpu": n_gpu, "timeout": timeout},
-            timeout + self.timeouts.heartbeat_timeout,
-        )
-        channel = ActorChannel(self, grant, class_name)
-        spec = P.encode(
-            {
-                "class_name": class_name,
-                "client_id": self.client_id,
-                "gpus": grant["gpus"],
-                "max_memory": max_memory,
-            }
-        )
-        try:
-            channel.request(
-                P.OP_INIT,
-                [spec, self.files_blob, *class_frames, *arg_frames],
-                f"{class_name}.__init__",
+        spec = {
+            "class_name": class_name,
+            "client_id": self.client_id,
+            "max_memory": max_memory,
+            "max_message_bytes": self.limits.max_message_bytes,
+        }
+        deadline = time.monotonic() + self.timeouts.resource_timeout
+        while True:
+            remaining = max(0.0, deadline - time.monotonic())
+            grant = self.request(
+                P.REQUEST_ACTOR,
+                {"n_gpu": n_gpu, "timeout": remaining},
+                remaining + self.timeouts.heartbeat_timeout,
             )
-        except BaseException:
-            channel.close(notify=not channel.dead)
-            raise
+            channel = ActorChannel(self, grant, class_name, call_timeout)
+            try:
+                channel.verify()
+                init = [P.encode({**spec, "gpus": grant["gpus"]}), *self.files_frames]
+                channel.request(P.OP_INIT, [*init, *class_frames, *arg_frames], f"{class_name}()")
+                break
+            except _JobUnreachable as exc:
+                channel.close(notify=False, release=False)
+                self.notify(P.JOB_FAILED, {"job_id": channel.job_id, "message": str(exc)})
+                if time.monotonic() >= deadline:
+                    raise ResourceError(
+                        f"no reachable job for {class_name} within the resource timeout; the "
+                        f"last one failed: {exc}"
+                    ) from None
+            except BaseException:
+                channel.close(notify=not channel.dead)
+                raise
         self.channels.add(channel)
         return channel
 
     def release_later(self, job_id: str) -> None:
-        """Tell the master (from the heartbeat thread) that ``job_id`` is released."""
+        """Tell the master (from the heartbeat thread, until it confirms) ``job_id`` is released."""
         with self._wake_lock:
             if self._closed.is_set():
                 return
-            self._releases.append(job_id)
+            self._releases.add(job_id)
             os.write(self._wake_w, b"r")
 
     def close(self) -> None:
@@ -321,100 +422,172 @@ class Client:
 class ActorChannel:
     """The DEALER socket of one actor: one outstanding request at a time, death noticed fast.
 
-    A call waits for its reply in slices; between slices it checks the socket monitor (the job's
-    TCP connection closed: the process is gone) and the master's death notices (worker lost,
-    memory limit). So a dead actor becomes :class:`ActorDiedError` within about 0.2 s on the same
-    machine and within the heartbeat timeout across machines.
+    The socket never reconnects: the job proved itself on this connection (HELLO) and the job
+    ends when it closes. libzmq pings the job from its own I/O thread; a job whose process is
+    stopped, hung or unreachable drops the connection after the heartbeat timeout. A call waits
+    for its reply in slices; between slices it checks the socket monitor (connection gone) and
+    the master's death notices (memory limit). So a dead actor becomes
+    :class:`ActorDiedError` within about 0.2 s on the same machine and within the heartbeat
+    timeout otherwise.
     """
 
-    def __init__(self, client: Client, grant: dict[str, Any], class_name: str) -> None:
+    def __init__(
+        self,
+        client: Client,
+        grant: dict[str, Any],
+        class_name: str,
+        call_timeout: float | None = None,
+    ) -> None:
         self.client = client
-        self.job_id: str = grant["job_id"]
-        self.address: str = grant["address"]
-        self.hostname: str = grant.get("hostname", "")
+        self.job_id = str(grant["job_id"])
+        self.address = str(grant["address"])
+        self.hostname = str(grant.get("hostname", ""))
         self.pid: int | None = grant.get("pid")
-        self.gpus: list[str] = grant.get("gpus", [])
+        self.gpus: list[str] = list(grant.get("gpus", []))
+        self.max_message_bytes = int(grant["max_message_bytes"])
         self.class_name = class_name
+        if call_timeout is None:
+            call_timeout = client.timeouts.call_timeout
+        self.call_timeout = call_timeout
         self.lock = threading.Lock()
         self.dead: str | None = None
         self.dead_type: type[ActorDiedError] = ActorDiedError
+        self.verified = False
+        self.initialised = False  # set once INIT succeeded: later failures are the actor's
         self.seq = 0
+        timeouts = client.timeouts
         self.socket = client.context.socket(zmq.DEALER)
         self.socket.linger = 0
         self.socket.rcvtimeo = _POLL_SLICE_MS
-        self.monitor = self.socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+        self.socket.sndtimeo = _POLL_SLICE_MS
+        self.socket.reconnect_ivl = -1
+        self.socket.heartbeat_ivl = int(timeouts.heartbeat_interval * 1000)
+        self.socket.heartbeat_timeout = int(timeouts.heartbeat_timeout * 1000)
+        P.bound_inbound(self.socket, client.limits.max_message_bytes)
+        self.mechanism = str(grant.get("mechanism", ""))
+        client.security.dial_job(self.socket, self.job_id, self.mechanism)
+        self.monitor = self.socket.get_monitor_socket(_CHANNEL_EVENTS)
         self.socket.connect(f"tcp://{self.address}")
 
     def describe(self) -> str:
         return f"actor {self.class_name} (job {self.job_id} on {self.hostname or self.address})"
 
-    def request(self, op: bytes, frames: list[Any], what: str) -> list[Any]:
+    def verify(self) -> None:
+        """Check the job holds the cluster secret before sending it anything of the user's."""
+        nonce = os.urandom(32)
+        try:
+            reply = self.request(
+                P.OP_HELLO, [nonce], "the job's handshake", self.client.timeouts.connect_timeout
+            )
+        except (ActorDiedError, CallTimeoutError) as exc:
+            raise _JobUnreachable(f"job {self.job_id} at {self.address}: {exc}") from None
+        except RemoteError as exc:
+            raise _JobUnreachable(f"job {self.job_id} at {self.address} refused: {exc}") from None
+        proof = reply[0].bytes if reply else b""
+        if not self.client.security.check_job_proof(self.job_id, nonce, proof):
+            raise _JobUnreachable(
+                f"the process at {self.address} failed to prove it is job {self.job_id} of the "
+                "cluster (it does not hold the cluster secret)"
+            )
+        self.verified = True
+
+    def request(
+        self, op: bytes, frames: list[Any], what: str, timeout: float | None = None
+    ) -> list[Any]:
         """Send one request and return the reply frames; raise the remote error if any."""
+        size = sum(len(memoryview(f)) for f in frames)
+        if size > self.max_message_bytes:
+            raise SerializeError(
+                f"{what}: the message is {size / 2**20:.1f} MiB, more than the "
+                f"{self.max_message_bytes / 2**20:g} MiB the actor accepts (XPARL_MAX_MESSAGE_MB "
+                "where the cluster runs); send less per call"
+            )
+        timeout = self.call_timeout if timeout is None else timeout
+        deadline = None if timeout is None else time.monotonic() + timeout
         with self.lock:
             if self.dead is not None:
                 raise self.dead_type(self.dead)
             self.seq += 1
             seq = self.seq.to_bytes(8, "little")
-            sock = self.socket
-            sock.send_multipart([seq, op, *frames], copy=False)
+            self._send([seq, op, *frames], what, deadline)
             while True:
                 try:
-                    reply = sock.recv_multipart(copy=False)
+                    reply = self.socket.recv_multipart(copy=False)
                 except zmq.Again:
-                    self._check_alive(what)
+                    self._check_alive(what, deadline)
+                    continue
+                if len(reply) < 2:
                     continue
                 status = reply[1].bytes
-                if status == P.REPLY_DIED:
+                if status == P.REPLY_DIED and len(reply) > 2:
                     self._died(P.decode(reply[2].bytes))
                     raise self.dead_type(self.dead)
                 if reply[0].bytes != seq:
-                    continue
+                    continue  # the late answer of a call that timed out
                 if status == P.REPLY_OK:
+                    self.initialised = self.initialised or op == P.OP_INIT
                     return reply[2:]
-                raise_remote_error(reply[2].bytes, what, self)
+                raise_remote_error(reply[2:], what, self)
 
-    def _check_alive(self, what: str) -> None:
-        disconnected = False
+    def _send(self, frames: list[Any], what: str, deadline: float | None) -> None:
         while True:
             try:
-                recv_monitor_message(self.monitor, zmq.NOBLOCK)
-                disconnected = True
+                self.socket.send_multipart(frames, copy=False)
+                return
             except zmq.Again:
-                break
+                self._check_alive(what, deadline)
+
+    def _check_alive(self, what: str, deadline: float | None) -> None:
+        problem = None
+        disconnected = False
+        while (event := P.monitor_event(self.monitor)) is not None:
+            if event[0] & P.HANDSHAKE_FAILED:
+                problem = P.handshake_problem(*event)
+            disconnected = True
         notice = self.client.dead_jobs.get(self.job_id)
         if notice is not None:
             self._died({"reason": notice[0], "message": notice[1]})
+        elif problem is not None:
+            self._died({"reason": "refused", "message": f"{self.describe()} refused: {problem}"})
         elif disconnected:
             if self.socket.poll(_DISCONNECT_GRACE_MS):
                 reply = self.socket.recv_multipart()
-                if reply[1] == P.REPLY_DIED:
+                if len(reply) > 2 and reply[1] == P.REPLY_DIED:
                     self._died(P.decode(reply[2]))
             if self.dead is None:
                 self._died(
                     {
                         "reason": "exited",
                         "message": (
-                            f"{self.describe()} died while running {what}: its process "
-                            f"exited or was killed. Its log: `xparl logs {self.job_id}`. "
-                            "Create a new actor to go on."
+                            f"{self.describe()} died while running {what}: its process exited, "
+                            "was killed, or stopped answering heartbeats for "
+                            f"{self.client.timeouts.heartbeat_timeout:g} s (stopped, hung, or its "
+                            f"machine unreachable). Its log: `xparl logs {self.job_id}`. Create a "
+                            "new actor to go on."
                         ),
                     }
                 )
         if self.dead is not None:
             raise self.dead_type(self.dead)
+        if deadline is not None and time.monotonic() > deadline:
+            raise CallTimeoutError(
+                f"{what} on {self.describe()} did not finish within its call_timeout; the actor "
+                "keeps running it and a later call waits behind it. `del actor` releases it."
+            )
 
     def _died(self, info: dict[str, Any]) -> None:
         self.dead = str(info.get("message") or f"{self.describe()} died")
         if info.get("reason") == "max_memory":
             self.dead_type = MemoryLimitError
         self.client.channels.discard(self)
-        self.client.release_later(self.job_id)
+        if self.verified:  # an unverified job is reported as failed by create_actor
+            self.client.release_later(self.job_id)
 
-    def close(self, notify: bool = True) -> None:
+    def close(self, notify: bool = True, release: bool = True) -> None:
         """Release the actor: its job exits and its CPU returns to the pool at once."""
         if self.socket.closed:
             return
-        if self.dead is None and notify and self.lock.acquire(blocking=False):
+        if self.dead is None and notify and self.verified and self.lock.acquire(blocking=False):
             try:
                 self.socket.send_multipart([b"\0" * 8, P.OP_RELEASE], zmq.NOBLOCK)
             except zmq.ZMQError:
@@ -423,7 +596,8 @@ class ActorChannel:
                 self.lock.release()
         self.dead = self.dead or f"{self.describe()} was released"
         self.client.channels.discard(self)
-        self.client.release_later(self.job_id)
+        if release:
+            self.client.release_later(self.job_id)
         # Stop the monitor before closing its socket: closing a live monitor's PAIR end can
         # wedge the context's I/O thread, which carries this client's heartbeats too.
         with contextlib.suppress(zmq.ZMQError):
@@ -432,30 +606,46 @@ class ActorChannel:
         self.socket.close(linger=100)
 
 
-def raise_remote_error(body: bytes, what: str, channel: ActorChannel) -> None:
-    """Raise the error a job reported: the user's exception type where it unpickles."""
-    info = pickle.loads(body)
-    kind = info["kind"]
+def raise_remote_error(frames: list[Any], what: str, channel: ActorChannel) -> None:
+    """Raise the error a job reported: the user's exception type where it unpickles.
+
+    The exception object is unpickled only from a job that proved it holds the cluster secret;
+    ``SystemExit`` and ``KeyboardInterrupt`` in an actor arrive as :class:`RemoteError`, so an
+    actor cannot end its caller's program.
+    """
     where = f"{what} in {channel.describe()}"
+    try:
+        info = P.decode(frames[0].bytes, limit=1 << 20)
+    except (P.BadMessage, IndexError):
+        raise RemoteError(f"{where} failed and its error report was malformed") from None
+    kind = info.get("kind")
+    message = str(info.get("message", ""))
     if kind == "attribute":
-        raise RemoteAttributeError(f"{where}: {info['message']}")
+        raise RemoteAttributeError(f"{where}: {message}")
     if kind == "serialize":
-        raise SerializeError(f"{where}: {info['message']}")
+        raise SerializeError(f"{where}: {message}")
     if kind == "deserialize":
-        raise DeserializeError(f"{where}: {info['message']}")
-    cause = RemoteTraceback(info["traceback"])
+        raise DeserializeError(f"{where}: {message}")
+    if kind in ("orphaned", "taken") and not channel.initialised:
+        raise _JobUnreachable(f"{where}: {message}")  # creation tries another job
+    if kind == "orphaned":
+        channel._died({"reason": "exited", "message": f"{where}: {message}"})
+        raise ActorDiedError(channel.dead)
+    if kind in ("taken", "malformed"):
+        raise RemoteError(f"{where}: {message}")
+    cause = RemoteTraceback(str(info.get("traceback", "")))
     exc = None
-    if info["exc"] is not None:
+    if channel.verified and info.get("ordinary") and len(frames) > 1:
         try:
-            exc = pickle.loads(info["exc"])
+            exc = pickle.loads(frames[1].bytes)
         except Exception:
             exc = None
-    if isinstance(exc, BaseException):
+    if isinstance(exc, Exception):
         exc.__cause__ = cause
         if hasattr(exc, "add_note"):
             exc.add_note(f"(raised remotely by {where})")
         raise exc
-    raise RemoteError(f"{where} raised {info['type']}: {info['message']}") from cause
+    raise RemoteError(f"{where} raised {info.get('type')}: {message}") from cause
 
 
 _client: Client | None = None
@@ -470,8 +660,14 @@ def connect(
     connect_timeout: float | None = None,
     resource_timeout: float | None = None,
     heartbeat_timeout: float | None = None,
+    call_timeout: float | None = None,
+    secret_file: str | os.PathLike[str] | None = None,
 ) -> Client:
     """Connect this process to an xparl cluster (or start a local one).
+
+    The cluster's secret is found without set-up for a cluster started by this account on this
+    machine (its owner-only record); for another machine's cluster pass ``secret_file`` or set
+    ``PARL_CLUSTER_SECRET``.
 
     Args:
         address: ``host:port`` printed by ``xparl start``. None starts an embedded local cluster
@@ -481,16 +677,22 @@ def connect(
         connect_timeout: Seconds to wait for the master (default ``XPARL_CONNECT_TIMEOUT``).
         resource_timeout: Seconds actor creation waits for a vacant CPU/GPU
             (default ``XPARL_RESOURCE_TIMEOUT``).
-        heartbeat_timeout: Seconds of master silence before it counts as lost
-            (default ``XPARL_HEARTBEAT_TIMEOUT``).
+        heartbeat_timeout: Seconds of silence before the master counts as lost and an actor's
+            process as gone (default ``XPARL_HEARTBEAT_TIMEOUT``).
+        call_timeout: Default seconds a call may run before :class:`CallTimeoutError`
+            (default ``XPARL_CALL_TIMEOUT``, unset: no limit); ``@parl.remote_class(
+            call_timeout=...)`` overrides it per class.
+        secret_file: An owner-only file holding the cluster secret.
 
     Returns:
         The process's client. Connecting again to the same address returns it unchanged.
 
     Raises:
         ConnectError: Nothing answers at ``address`` within ``connect_timeout``.
+        AuthenticationError: The cluster refused this client's secret (or lack of one).
         VersionMismatchError: The cluster runs another parl-remote or Python version.
-        ValueError: ``address`` is malformed or a ``distributed_files`` entry matches nothing.
+        ValueError: ``address`` is malformed, a ``distributed_files`` entry matches nothing, or
+            the secret file is missing or readable by other accounts.
 
     Examples:
         >>> import parl
@@ -513,6 +715,7 @@ def connect(
             "connect_timeout": connect_timeout,
             "resource_timeout": resource_timeout,
             "heartbeat_timeout": heartbeat_timeout,
+            "call_timeout": call_timeout,
         }.items()
         if v is not None
     }
@@ -535,13 +738,16 @@ def connect(
                 cpu_num or os.cpu_count() or 1, timeouts=timeouts, embedded=True
             )
             try:
-                client = Client(cluster.address, distributed_files, timeouts)
+                client = Client(cluster.address, distributed_files, timeouts, cluster.security)
             except BaseException:
                 cluster.stop()
                 raise
             client.cluster = cluster
         else:
-            client = Client(address, distributed_files, timeouts)
+            from parl.remote.cluster import find_security
+
+            security = find_security(_validate_address(address), secret_file)
+            client = Client(address, distributed_files, timeouts, security)
         _client = client
         return client
 
@@ -568,7 +774,9 @@ def get_client() -> Client:
         )
     with _client_lock:
         if _client is client:
-            _client = Client(client.address, client.distributed_files, client.timeouts)
+            _client = Client(
+                client.address, client.distributed_files, client.timeouts, client.security
+            )
         if _client is None:
             raise ConnectError(
                 "another thread called parl.remote.disconnect(); call parl.connect(...) again"

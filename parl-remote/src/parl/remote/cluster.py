@@ -1,10 +1,12 @@
 """Start, record, find and stop xparl clusters on this machine.
 
-Every cluster started here (``xparl start`` or the embedded ``parl.connect()``) gets a folder
-``$XPARL_HOME/clusters/<port>/`` holding ``cluster.json`` (address and the pids with their start
-times), the master's and workers' logs, and the actors' logs. Workers added with
-``xparl connect`` are recorded under ``$XPARL_HOME/connected/``. ``stop`` signals only recorded
-pids whose start time still matches, so it never touches another cluster or a recycled pid.
+Every cluster started here (``xparl start`` or the embedded ``parl.connect()``) gets an
+owner-only folder ``$XPARL_HOME/clusters/<port>/`` holding ``cluster.json`` (address, security
+mode and the pids with their start times), ``secret`` (the cluster secret), the master's and
+workers' logs, and the actors' logs. A master started again on the same port reuses the
+secret, so the workers still running get back in. Workers added with ``xparl connect`` are
+recorded under ``$XPARL_HOME/connected/``. ``stop`` signals only recorded pids whose start time
+still matches, so it never touches another cluster or a recycled pid.
 """
 
 from __future__ import annotations
@@ -21,8 +23,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from parl.core.files import write_atomic
 from parl.remote import protocol as P
-from parl.remote.config import Timeouts, data_home, default_host, python_command
+from parl.remote.config import (
+    Timeouts,
+    data_home,
+    default_host,
+    private_dir,
+    python_command,
+)
+from parl.remote.exceptions import AuthenticationError
+from parl.remote.security import (
+    SECRET_ENV,
+    Mode,
+    Security,
+    check_secret,
+    is_loopback,
+    new_secret,
+    read_secret_file,
+)
 
 import psutil
 import zmq
@@ -30,6 +49,7 @@ import zmq
 __all__ = [
     "LocalCluster",
     "connected_workers",
+    "find_security",
     "query",
     "recorded_clusters",
     "start_worker",
@@ -47,23 +67,29 @@ def _is_running(record: dict[str, Any]) -> bool:
         return abs(proc.create_time() - float(record["create_time"])) < 0.05 and (
             proc.status() != psutil.STATUS_ZOMBIE
         )
-    except (psutil.Error, KeyError, ValueError):
+    except (psutil.Error, KeyError, ValueError, TypeError):
         return False
 
 
 def stop_process(record: dict[str, Any], timeout: float = 5.0) -> None:
-    """SIGTERM a recorded process (only if its start time matches), SIGKILL it after ``timeout``."""
+    """SIGTERM a recorded process (only if its start time matches), SIGKILL it after ``timeout``.
+
+    A process counts as gone once it is a zombie: a detached one waits for an init that may
+    never reap it.
+    """
     if not _is_running(record):
         return
     proc = psutil.Process(int(record["pid"]))
-    try:
-        proc.terminate()
-        proc.wait(timeout)
-    except psutil.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout)
-    except psutil.NoSuchProcess:
-        pass
+    for end in (proc.terminate, proc.kill):
+        with contextlib.suppress(psutil.NoSuchProcess):
+            end()
+        deadline = time.monotonic() + timeout
+        while _is_running(record):
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.01)
+        else:
+            return
 
 
 def _wait_file(path: Path, proc: subprocess.Popen[bytes], timeout: float, what: str) -> dict:
@@ -86,26 +112,36 @@ def _spawn_ready(
     log_path: Path,
     ready: Path,
     timeouts: Timeouts | None,
+    security: Security,
     detach: bool,
     ready_timeout: float,
     what: str,
 ) -> tuple[subprocess.Popen[bytes], dict]:
-    """Start a cluster process logging to ``log_path``; wait until it writes ``ready``."""
-    with open(log_path, "ab") as log:
+    """Start a cluster process logging to ``log_path``, hand it the secret on stdin, and wait
+    until it writes ``ready``."""
+    log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
         proc = subprocess.Popen(
-            cmd,
-            stdin=subprocess.DEVNULL,
+            [*cmd, "--mode", security.mode.value],
+            stdin=subprocess.PIPE,
             stdout=log,
             stderr=subprocess.STDOUT,
             env=_child_env(timeouts),
             start_new_session=detach,
         )
+    finally:
+        os.close(log)
+    assert proc.stdin is not None
+    with contextlib.suppress(BrokenPipeError):
+        proc.stdin.write(f"{security.secret or ''}\n".encode())
+        proc.stdin.close()
     return proc, _wait_file(ready, proc, ready_timeout, what)
 
 
 def _child_env(timeouts: Timeouts | None) -> dict[str, str]:
     env = dict(os.environ)
     env.pop("XPARL", None)
+    env.pop(SECRET_ENV, None)  # the secret goes on stdin, not into every process's environment
     if timeouts is not None:
         env.update(timeouts.as_env())
     return env
@@ -116,6 +152,7 @@ def start_worker(
     cpu_num: int,
     data_dir: Path,
     *,
+    security: Security,
     gpus: str = "",
     host: str | None = None,
     advertise_host: str | None = None,
@@ -123,6 +160,7 @@ def start_worker(
     timeouts: Timeouts | None = None,
     ready_timeout: float = 30.0,
     detach: bool = False,
+    owner_pid: int | None = None,
 ) -> dict[str, Any]:
     """Start a worker process for the master at ``address`` and wait until it registered.
 
@@ -131,7 +169,7 @@ def start_worker(
     """
     if cpu_num < 0:
         raise ValueError(f"cpu_num={cpu_num} must be >= 0")
-    data_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(data_dir)
     ready = data_dir / f"worker-{uuid.uuid4().hex[:8]}.ready"
     cmd = [
         *python_command(),
@@ -154,12 +192,15 @@ def start_worker(
         cmd += ["--advertise-host", advertise_host]
     if port_range:
         cmd += ["--port-range", port_range]
+    if owner_pid is not None:
+        cmd += ["--owner-pid", str(owner_pid)]
     try:
         proc, info = _spawn_ready(
             cmd,
             data_dir / "workers.log",
             ready,
             timeouts,
+            security,
             detach,
             ready_timeout,
             f"the worker for {address}",
@@ -180,9 +221,10 @@ class LocalCluster:
 
     Attributes:
         address: ``host:port`` clients connect to.
-        data_dir: The cluster's folder (``cluster.json``, logs).
+        data_dir: The cluster's folder (``cluster.json``, ``secret``, logs).
         master: Record (pid, create_time) of the master process.
         workers: Records of the local workers.
+        security: The cluster's secret and mode.
     """
 
     address: str
@@ -191,10 +233,16 @@ class LocalCluster:
     workers: list[dict[str, Any]] = field(default_factory=list)
     timeouts: Timeouts | None = None
     embedded: bool = False
+    security: Security = field(default_factory=lambda: Security(None))
+    owner_pid: int | None = None
 
     @property
     def port(self) -> int:
         return int(self.address.rsplit(":", 1)[1])
+
+    @property
+    def secret_file(self) -> Path:
+        return self.data_dir / "secret"
 
     @classmethod
     def start(
@@ -210,6 +258,8 @@ class LocalCluster:
         embedded: bool = False,
         detach: bool = False,
         ready_timeout: float = 30.0,
+        mode: Mode = Mode.AUTH,
+        secret: str | None = None,
     ) -> LocalCluster:
         """Start a master and (if ``cpu_num`` or ``gpus``) a local worker; return when ready.
 
@@ -224,11 +274,22 @@ class LocalCluster:
             embedded: Stop the cluster when this process exits, even if it is killed.
             detach: Start the processes in their own session (survive the calling shell).
             ready_timeout: Seconds to wait for each process to be ready.
+            mode: ``auth`` (default), ``encrypt``, or ``insecure`` (loopback only).
+            secret: The cluster secret. Default: ``PARL_CLUSTER_SECRET``, else the secret kept
+                for this port by an earlier cluster (so its workers get back in), else a new one.
         """
         host = host or default_host()
-        clusters = data_home() / "clusters"
-        staging = clusters / f".starting-{os.getpid()}-{uuid.uuid4().hex[:6]}"
-        staging.mkdir(parents=True)
+        clusters = private_dir(data_home() / "clusters")
+        if mode is Mode.INSECURE:
+            security = Security(None)
+        else:
+            chosen = secret or os.environ.get(SECRET_ENV) or _kept_secret(clusters, port)
+            security = Security(
+                check_secret(chosen, SECRET_ENV) if chosen else new_secret(),
+                encrypt=mode is Mode.ENCRYPT,
+            )
+        security = security.binding(host)  # encrypted beyond loopback; insecure fails here
+        staging = private_dir(clusters / f".starting-{os.getpid()}-{uuid.uuid4().hex[:6]}")
         ready = staging / "master.ready"
         cmd = [
             *python_command(),
@@ -245,14 +306,16 @@ class LocalCluster:
             cmd += ["--advertise-host", advertise_host]
         if port_range:
             cmd += ["--port-range", port_range]
-        if embedded:
-            cmd += ["--owner-pid", str(os.getpid())]
+        owner_pid = os.getpid() if embedded else None
+        if owner_pid is not None:
+            cmd += ["--owner-pid", str(owner_pid)]
         try:
             proc, info = _spawn_ready(
                 cmd,
                 staging / "master.log",
                 ready,
                 timeouts,
+                security,
                 detach,
                 ready_timeout,
                 f"the master on {host}:{port}",
@@ -260,12 +323,20 @@ class LocalCluster:
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
-        data_dir = clusters / str(info["port"])
-        if data_dir.exists():
-            shutil.rmtree(data_dir, ignore_errors=True)
-        staging.rename(data_dir)
-        (data_dir / "master.ready").unlink(missing_ok=True)
-        cluster = cls(info["address"], data_dir, _record(proc.pid), [], timeouts, embedded)
+        data_dir = _settle(staging, clusters / str(info["port"]))
+        kept = _surviving_workers(data_dir, security)
+        cluster = cls(
+            info["address"],
+            data_dir,
+            _record(proc.pid),
+            kept,
+            timeouts,
+            embedded,
+            security,
+            owner_pid,
+        )
+        if security.secret is not None:
+            write_atomic(cluster.secret_file, security.secret)
         cluster.save()
         if cpu_num > 0 or gpus:
             try:
@@ -287,17 +358,27 @@ class LocalCluster:
     def add_worker(self, cpu_num: int, **kwargs: Any) -> dict[str, Any]:
         """Start one more local worker for this cluster and record it."""
         record = start_worker(
-            self.address, cpu_num, self.data_dir, timeouts=self.timeouts, **kwargs
+            self.address,
+            cpu_num,
+            self.data_dir,
+            security=self.security,
+            timeouts=self.timeouts,
+            owner_pid=self.owner_pid,
+            **kwargs,
         )
         self.workers.append(record)
         self.save()
         return record
 
+    def query(self, tag: bytes = P.STATUS, timeout: float = 3.0) -> dict[str, Any]:
+        """Ask this cluster's master (``status`` by default)."""
+        return query(self.address, tag, timeout=timeout, security=self.security)
+
     def wait_for_jobs(self, count: int, timeout: float) -> dict[str, Any]:
         """Wait until the cluster has ``count`` warm jobs ready; return the status."""
         deadline = time.monotonic() + timeout
         while True:
-            status = query(self.address, P.STATUS, timeout=max(0.5, deadline - time.monotonic()))
+            status = self.query(timeout=max(0.5, deadline - time.monotonic()))
             if sum(w["idle_jobs"] for w in status["workers"]) >= count:
                 return status
             if time.monotonic() > deadline:
@@ -308,17 +389,16 @@ class LocalCluster:
             time.sleep(0.02)
 
     def save(self) -> None:
-        """Write ``cluster.json``."""
+        """Write ``cluster.json`` (owner-only)."""
         record = {
             "address": self.address,
+            "security": self.security.mode.value,
             "embedded": self.embedded,
-            "owner_pid": os.getpid(),
+            "owner_pid": self.owner_pid,
             "master": self.master,
             "workers": self.workers,
         }
-        tmp = self.data_dir / "cluster.json.tmp"
-        tmp.write_text(json.dumps(record, indent=1))
-        tmp.replace(self.data_dir / "cluster.json")
+        write_atomic(self.data_dir / "cluster.json", json.dumps(record, indent=1))
 
     def processes(self) -> list[dict[str, Any]]:
         """Records of the cluster's master and workers."""
@@ -327,6 +407,14 @@ class LocalCluster:
     def is_running(self) -> bool:
         """True while the master process runs."""
         return _is_running(self.master)
+
+    def running_workers(self) -> list[dict[str, Any]]:
+        """Records of the workers that still run (they outlive a master)."""
+        return [w for w in self.workers if _is_running(w)]
+
+    def owner_alive(self) -> bool:
+        """For an embedded cluster: whether the program that started it still runs."""
+        return self.owner_pid is not None and psutil.pid_exists(self.owner_pid)
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop the workers (which stop their jobs), then the master."""
@@ -339,8 +427,12 @@ class LocalCluster:
 
     @classmethod
     def load(cls, data_dir: Path) -> LocalCluster:
-        """Read a cluster's record from its folder."""
+        """Read a cluster's record (and secret) from its folder."""
         record = json.loads((data_dir / "cluster.json").read_text())
+        mode = Mode(record.get("security", Mode.AUTH.value))
+        secret = None
+        if mode is not Mode.INSECURE:
+            secret = read_secret_file(data_dir / "secret")
         return cls(
             record["address"],
             data_dir,
@@ -348,7 +440,49 @@ class LocalCluster:
             record["workers"],
             None,
             record.get("embedded", False),
+            Security.for_mode(mode, secret),
+            record.get("owner_pid") if record.get("embedded") else None,
         )
+
+
+def _kept_secret(clusters: Path, port: int) -> str | None:
+    """The secret of an earlier cluster on ``port`` (0: none)."""
+    if not port:
+        return None
+    try:
+        return read_secret_file(clusters / str(port) / "secret")
+    except ValueError:
+        return None
+
+
+def _settle(staging: Path, data_dir: Path) -> Path:
+    """Move a new master's staging folder to the cluster's folder, keeping what was there."""
+    (staging / "master.ready").unlink(missing_ok=True)
+    if not data_dir.exists():
+        staging.rename(data_dir)
+        return data_dir
+    with open(data_dir / "master.log", "ab") as log:
+        log.write((staging / "master.log").read_bytes())
+    shutil.rmtree(staging, ignore_errors=True)
+    return data_dir
+
+
+def _surviving_workers(data_dir: Path, security: Security) -> list[dict[str, Any]]:
+    """Workers of an earlier cluster on this port that still run: kept in the record if they
+    share the secret (they register again), stopped otherwise (they never could)."""
+    record_file = data_dir / "cluster.json"
+    if not record_file.is_file():
+        return []
+    try:
+        old = LocalCluster.load(data_dir)
+    except (OSError, ValueError, KeyError):
+        return []
+    alive = old.running_workers()
+    if old.security.secret == security.secret and old.security.mode == security.mode:
+        return alive
+    for record in alive:
+        stop_process(record)
+    return []
 
 
 def recorded_clusters() -> Iterator[LocalCluster]:
@@ -376,23 +510,63 @@ def connected_workers() -> Iterator[tuple[Path, dict[str, Any]]]:
             continue
 
 
+def find_security(address: str, secret_file: str | os.PathLike[str] | None = None) -> Security:
+    """The secret to reach the cluster at ``address``, without set-up where possible.
+
+    In order: ``secret_file``; ``PARL_CLUSTER_SECRET``; the owner-only record of a cluster this
+    account started on this machine at that address (or on that port of loopback); else no
+    secret (which only an ``--insecure`` cluster accepts).
+    """
+    if secret_file is not None:
+        return Security(read_secret_file(secret_file))
+    env = os.environ.get(SECRET_ENV)
+    if env:
+        return Security(check_secret(env, SECRET_ENV))
+    host, _, port = address.rpartition(":")
+    for cluster in recorded_clusters():
+        same = cluster.address == address or (
+            is_loopback(host) and str(cluster.port) == port and cluster.is_running()
+        )
+        if same:
+            return cluster.security
+    return Security(None)
+
+
 def query(
-    address: str, tag: bytes, payload: dict[str, Any] | None = None, timeout: float = 3.0
+    address: str,
+    tag: bytes,
+    payload: dict[str, Any] | None = None,
+    timeout: float = 3.0,
+    security: Security | None = None,
 ) -> dict[str, Any]:
     """Send one control message to a master or worker and return its JSON answer.
 
     Raises:
+        AuthenticationError: The master refused this process's secret (or lack of one).
         ConnectionError: Nothing answered within ``timeout``.
     """
+    if security is None:
+        security = find_security(address)
     context: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
-    sock = context.socket(zmq.DEALER)
-    sock.linger = 0
+    label = f"{address} refused this process"
+    sock, watch = P.dial(context, address, security, label, _Quiet(), P.STATUS_MAX_BYTES)
     try:
-        sock.connect(f"tcp://{address}")
-        sock.send_multipart([tag, P.encode(payload or {})])
-        if not sock.poll(int(timeout * 1000)):
-            raise ConnectionError(f"nothing answered at {address} within {timeout:g} s")
-        frames = sock.recv_multipart()
-        return P.decode(frames[-1])
+        request = [tag, P.encode(payload or {})]
+        return P.ask(sock, watch, request, timeout, P.STATUS_MAX_BYTES)[1]
+    except P.NoAnswer as exc:
+        if exc.problem is None:
+            raise ConnectionError(f"nothing answered at {address} within {timeout:g} s") from None
+        raise AuthenticationError(
+            f"{address} refused this process: {exc.problem}. Pass the cluster's secret "
+            f"(--secret-file FILE or {SECRET_ENV})"
+        ) from None
     finally:
+        watch.close(sock)
         sock.close()
+
+
+class _Quiet:
+    """A tool reports refusals as errors, not log lines."""
+
+    def warning(self, *args: Any) -> None:
+        pass

@@ -14,7 +14,13 @@ Environment variable                      Default  Meaning
 ``XPARL_CONNECT_TIMEOUT``                 4.0      Seconds ``parl.connect`` waits for the master.
 ``XPARL_RESOURCE_TIMEOUT``                30.0     Seconds actor creation waits for a free CPU.
 ``XPARL_MEMORY_CHECK_INTERVAL``           0.2      Seconds between ``max_memory`` checks.
+``XPARL_CALL_TIMEOUT``                    (none)   Seconds a call may take before
+                                                   ``CallTimeoutError`` (unset: no limit).
+``XPARL_MAX_MESSAGE_MB``                  1024     Largest call argument or result (MiB).
+``XPARL_LOG_MAX_MB``                      16       Size at which an actor's log rotates (MiB).
+``XPARL_KEEP_LOGS``                       100      Logs of finished actors kept per worker.
 ``XPARL_PYTHON``                          (this)   Interpreter command for cluster processes.
+``PARL_CLUSTER_SECRET``                   (none)   The cluster secret (``parl.remote.security``).
 ========================================  =======  ==============================================
 """
 
@@ -26,10 +32,18 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Timeouts", "data_home", "default_host", "parse_port_range", "python_command"]
+__all__ = [
+    "Limits",
+    "Timeouts",
+    "data_home",
+    "default_host",
+    "parse_port_range",
+    "private_dir",
+    "python_command",
+]
 
 
-def _env_float(name: str, default: float) -> float:
+def _env_number(name: str, default: float, unit: str) -> float:
     raw = os.environ.get(name)
     if raw is None or raw == "":
         return default
@@ -37,12 +51,20 @@ def _env_float(name: str, default: float) -> float:
         value = float(raw)
     except ValueError:
         raise ValueError(
-            f"environment variable {name}={raw!r} is not a number of seconds; "
-            f"set it to a positive number such as {default}, or unset it"
+            f"environment variable {name}={raw!r} is not a number of {unit}; "
+            f"set it to a positive number such as {default:g}, or unset it"
         ) from None
-    if value <= 0:
-        raise ValueError(f"environment variable {name}={raw!r} must be > 0 seconds")
+    if not value > 0:
+        raise ValueError(f"environment variable {name}={raw!r} must be > 0 {unit}")
     return value
+
+
+def _env_float(name: str, default: float) -> float:
+    return _env_number(name, default, "seconds")
+
+
+def _env_optional_float(name: str) -> float | None:
+    return _env_float(name, 1.0) if os.environ.get(name) else None
 
 
 @dataclass(frozen=True)
@@ -55,6 +77,8 @@ class Timeouts:
         connect_timeout: Seconds ``parl.connect`` waits for the master's handshake.
         resource_timeout: Seconds actor creation waits for a vacant CPU/GPU.
         memory_check_interval: Seconds between a job's RSS checks against ``max_memory``.
+        call_timeout: Seconds a call (or an actor's constructor) may run before the caller gets
+            :class:`~parl.remote.CallTimeoutError`; None waits as long as the actor is alive.
     """
 
     heartbeat_interval: float = field(
@@ -70,21 +94,55 @@ class Timeouts:
     memory_check_interval: float = field(
         default_factory=lambda: _env_float("XPARL_MEMORY_CHECK_INTERVAL", 0.2)
     )
+    call_timeout: float | None = field(
+        default_factory=lambda: _env_optional_float("XPARL_CALL_TIMEOUT")
+    )
 
     def as_env(self) -> dict[str, str]:
         """Environment variables that hand these timeouts to child processes."""
-        return {
+        env = {
             "XPARL_HEARTBEAT_INTERVAL": repr(self.heartbeat_interval),
             "XPARL_HEARTBEAT_TIMEOUT": repr(self.heartbeat_timeout),
             "XPARL_CONNECT_TIMEOUT": repr(self.connect_timeout),
             "XPARL_RESOURCE_TIMEOUT": repr(self.resource_timeout),
             "XPARL_MEMORY_CHECK_INTERVAL": repr(self.memory_check_interval),
         }
+        if self.call_timeout is not None:
+            env["XPARL_CALL_TIMEOUT"] = repr(self.call_timeout)
+        return env
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Sizes that bound what a peer can make a cluster process hold.
+
+    Attributes:
+        max_message_bytes: Largest frame a job or client accepts (call arguments, results).
+            A bigger one is refused before it is read: the sender gets a clear error.
+        log_max_bytes: Size at which an actor's log is rotated (one older part is kept).
+        keep_logs: Logs of finished actors each worker keeps; older ones are deleted.
+    """
+
+    max_message_bytes: int = field(
+        default_factory=lambda: int(_env_number("XPARL_MAX_MESSAGE_MB", 1024, "MiB") * 2**20)
+    )
+    log_max_bytes: int = field(
+        default_factory=lambda: int(_env_number("XPARL_LOG_MAX_MB", 16, "MiB") * 2**20)
+    )
+    keep_logs: int = field(default_factory=lambda: int(_env_number("XPARL_KEEP_LOGS", 100, "logs")))
 
 
 def data_home() -> Path:
     """The data directory (``$XPARL_HOME`` or ``~/.parl_data``)."""
     return Path(os.environ.get("XPARL_HOME") or Path.home() / ".parl_data")
+
+
+def private_dir(path: Path) -> Path:
+    """Create ``path`` (and missing parents) readable by this account only; return it."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if path.stat().st_mode & 0o077:
+        path.chmod(0o700)
+    return path
 
 
 def default_host() -> str:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 __all__ = [
     "ActorDiedError",
+    "AuthenticationError",
+    "CallTimeoutError",
     "ConnectError",
     "DeserializeError",
     "FutureGetRepeatedlyError",
@@ -58,7 +60,21 @@ class ConnectError(RemoteError, ConnectionError):
 
 
 class MasterLostError(ConnectError):
-    """The master stopped answering heartbeats after the client had connected."""
+    """The master stopped answering heartbeats after the client had connected.
+
+    Existing actors keep working (calls go straight to them); creating actors fails until the
+    master answers again (after a stall or a restart on the same port with the same secret).
+    """
+
+
+class AuthenticationError(ConnectError):
+    """The cluster refused this process's credentials, or a peer failed to prove it holds the
+    cluster secret (a different secret, no secret, or ``--insecure`` on only one side)."""
+
+
+class CallTimeoutError(RemoteError, TimeoutError):
+    """A call ran longer than its ``call_timeout``. The actor keeps running it; a later call
+    waits behind it. Release the actor (``del actor``) to stop it."""
 
 
 class VersionMismatchError(RemoteError):

@@ -10,12 +10,13 @@ own name).
 from __future__ import annotations
 
 import glob
+import json
 import os
 import sys
 from collections.abc import Iterable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
-__all__ = ["MAX_TOTAL_BYTES", "collect_files", "script_dir"]
+__all__ = ["MAX_TOTAL_BYTES", "collect_files", "pack_files", "script_dir", "unpack_files"]
 
 MAX_TOTAL_BYTES = 64 * 2**20
 _SKIP_DIRS = {"__pycache__", ".git", ".hg", ".svn", ".venv", "venv", "node_modules", ".tox", ".nox"}
@@ -117,3 +118,38 @@ def collect_files(
             )
         files[name] = data
     return files
+
+
+def unpack_files(listing: bytes, blob: bytes) -> list[tuple[str, bytes]]:
+    """Split the shipped files: ``listing`` is a JSON list of ``[relative path, size]``."""
+    try:
+        entries = json.loads(listing or b"[]")
+    except ValueError:
+        raise ValueError("the file list is not JSON") from None
+    if not isinstance(entries, list):
+        raise ValueError("the file list must be a JSON list")
+    files, offset = [], 0
+    for entry in entries:
+        if (
+            not isinstance(entry, list)
+            or len(entry) != 2
+            or not isinstance(entry[0], str)
+            or isinstance(entry[1], bool)
+            or not isinstance(entry[1], int)
+            or entry[1] < 0
+        ):
+            raise ValueError("each shipped file is [relative path, size]")
+        path = PurePosixPath(entry[0])
+        if path.is_absolute() or ".." in path.parts or not path.parts:
+            raise ValueError(f"refusing to write a shipped file outside the job: {entry[0]!r}")
+        files.append((entry[0], blob[offset : offset + entry[1]]))
+        offset += entry[1]
+    if offset != len(blob):
+        raise ValueError("the shipped files' sizes do not add up to the data sent")
+    return files
+
+
+def pack_files(files: dict[str, bytes]) -> tuple[bytes, bytes]:
+    """The two INIT frames that carry ``files`` (see :func:`unpack_files`)."""
+    listing = json.dumps([[name, len(data)] for name, data in files.items()]).encode()
+    return listing, b"".join(files.values())

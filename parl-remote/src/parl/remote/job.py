@@ -1,55 +1,73 @@
 """A job process: hosts exactly one actor for its client, then exits.
 
-A worker starts jobs ahead of time (the warm pool). A job binds its own ROUTER socket, tells the
-worker it is ready, and waits for its client's INIT (files, class, arguments). It then answers
-calls, attribute reads and writes until the client releases it or disconnects. A watchdog thread
-exits the job when its worker dies and enforces ``max_memory``.
+A worker starts jobs ahead of time (the warm pool), each as the leader of its own process group,
+and hands it the cluster secret on stdin. A job binds a socket that admits only holders of its
+credentials (:mod:`parl.remote.security`), tells the worker it is ready, and waits. Its client
+first checks the job's proof of membership (HELLO), then sends INIT (files, class, arguments);
+the job tells the worker it is claimed and answers calls, attribute reads and writes until the
+client releases it or its connection ends. libzmq pings the client from its own I/O thread, so a
+client whose process stops or whose machine vanishes is noticed even while the actor computes.
+A watchdog thread takes the whole process group down when the worker dies and enforces
+``max_memory``. Malformed messages are answered with an error and counted, never fatal.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
-import pickle
 import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from parl.remote import protocol as P
-from parl.remote.config import Timeouts
+from parl.remote.config import Limits, Timeouts
 from parl.remote.exceptions import DeserializeError, SerializeError
+from parl.remote.files import unpack_files
+from parl.remote.processes import end_own_group
+from parl.remote.security import Mode, Security
 from parl.remote.serialization import dumps, loads
 
 import cloudpickle
 import zmq
-from zmq.utils.monitor import recv_monitor_message
+
+_MAX_FRAMES = 1 << 16
+_MAX_TEXT = 64 * 2**10
 
 
-def error_payload(kind: str, exc: BaseException, skip_frames: int = 0) -> bytes:
-    """Describe ``exc`` for the caller: its type, message, traceback text and (if it pickles)
-    the exception itself, so the caller can re-raise the original type."""
+def error_frames(kind: str, exc: BaseException, skip_frames: int = 0) -> list[bytes]:
+    """Describe ``exc`` for the caller: a JSON frame (type, message, traceback text) and, for an
+    ordinary exception that pickles, the exception itself so the caller can re-raise its type.
+
+    ``SystemExit``, ``KeyboardInterrupt`` and other non-``Exception`` errors are never sent as
+    objects: re-raised at the caller they would end the caller's program.
+    """
     tb = exc.__traceback__
     for _ in range(skip_frames):
         if tb is not None and tb.tb_next is not None:
             tb = tb.tb_next
     text = "".join(traceback.format_exception(type(exc), exc, tb))
-    try:
-        exc_bytes: bytes | None = cloudpickle.dumps(exc, protocol=5)
-    except Exception:
-        exc_bytes = None
-    return pickle.dumps(
-        {
-            "kind": kind,
-            "type": f"{type(exc).__module__}.{type(exc).__qualname__}",
-            "message": str(exc),
-            "traceback": text,
-            "exc": exc_bytes,
-        },
-        protocol=5,
-    )
+    ordinary = isinstance(exc, Exception)
+    info = {
+        "kind": kind,
+        "type": f"{type(exc).__module__}.{type(exc).__qualname__}",
+        "message": str(exc)[:_MAX_TEXT],
+        "traceback": text[-_MAX_TEXT:],
+        "ordinary": ordinary,
+    }
+    frames = [P.encode(info)]
+    if ordinary:
+        with contextlib.suppress(Exception):
+            frames.append(cloudpickle.dumps(exc, protocol=5))
+    return frames
+
+
+def _notice(kind: str, message: str) -> list[bytes]:
+    return [P.encode({"kind": kind, "type": "", "message": message, "traceback": ""})]
 
 
 class Job:
@@ -60,47 +78,84 @@ class Job:
         worker_endpoint: The worker's job socket.
         host: Host to bind.
         advertise_host: Host the client dials.
-        timeouts: Watchdog intervals.
+        timeouts: Heartbeat and watchdog intervals.
+        security: The cluster's security (encryption is forced beyond loopback).
+        limits: Message size bounds.
+        worker_pid: The worker's pid: a job whose parent is another process is an orphan.
     """
 
     def __init__(
-        self, job_id: str, worker_endpoint: str, host: str, advertise_host: str, timeouts: Timeouts
+        self,
+        job_id: str,
+        worker_endpoint: str,
+        host: str,
+        advertise_host: str,
+        timeouts: Timeouts,
+        security: Security,
+        limits: Limits,
+        worker_pid: int | None = None,
     ) -> None:
         self.job_id = job_id
         self.timeouts = timeouts
+        self.limits = limits
+        self.security = security.binding(host)
         self.context = zmq.Context()
+        self.gatekeeper = self.security.start_gatekeeper(self.context, job_id)
         self.socket = self.context.socket(zmq.ROUTER)
         self.socket.linger = 1000
+        P.bound_inbound(self.socket, limits.max_message_bytes)
+        self.socket.heartbeat_ivl = int(timeouts.heartbeat_interval * 1000)
+        self.socket.heartbeat_timeout = int(timeouts.heartbeat_timeout * 1000)
+        self.security.serve_job(self.socket, job_id)
         port = P.bind_socket(self.socket, host)
         self.address = f"{advertise_host}:{port}"
-        self.monitor = self.socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+        self.watch = P.Watch(
+            self.socket,
+            zmq.EVENT_DISCONNECTED,
+            f"job {job_id} refused a connection",
+            _Log(),
+            bound=True,
+        )
         self.worker = self.context.socket(zmq.DEALER)
         self.worker.linger = 1000
+        P.bound_inbound(self.worker, P.CONTROL_MAX_BYTES)
+        self.security.dial_control(self.worker)
         self.worker.connect(worker_endpoint)
         self.lock = threading.Lock()
         self.owner: bytes | None = None
+        self.owner_fd: int | None = None
+        self.reply_limit = limits.max_message_bytes
         self.instance: Any = None
         self.max_memory_mb: float | None = None
         self.baseline_rss = 0
-        self.parent = os.getppid()
+        self.bad_messages = 0
+        self.parent = worker_pid or os.getppid()
 
     def announce(self) -> None:
         """Tell the worker this job is ready to host an actor."""
-        self.worker.send_multipart(
-            [
-                P.JOB_READY,
-                P.encode({"job_id": self.job_id, "address": self.address, "pid": os.getpid()}),
-            ]
+        self._to_worker(
+            P.JOB_READY,
+            {
+                "job_id": self.job_id,
+                "address": self.address,
+                "pid": os.getpid(),
+                "mechanism": self.security.job_mechanism,
+                "max_message_bytes": self.limits.max_message_bytes,
+            },
         )
+
+    def _to_worker(self, tag: bytes, payload: dict[str, Any]) -> None:
+        with self.lock:
+            self.worker.send_multipart([tag, P.encode(payload)])
 
     # ------------------------------------------------------------------ watchdog
     def watchdog(self) -> None:
-        """Exit when the worker dies; kill the actor when it outgrows ``max_memory``."""
+        """End the process group when the worker dies; kill the actor beyond ``max_memory``."""
         interval = min(0.2, self.timeouts.memory_check_interval)
         while True:
             time.sleep(interval)
             if os.getppid() != self.parent:
-                os._exit(3)
+                end_own_group(3)
             limit = self.max_memory_mb
             if limit is None:
                 continue
@@ -135,86 +190,120 @@ class Job:
             self.socket.send_multipart([identity, seq, status, *frames], copy=False)
 
     def serve(self) -> None:
-        """Answer the client until it releases this actor or disconnects."""
+        """Answer the client until it releases this actor or its connection ends."""
         poller = zmq.Poller()
         poller.register(self.socket, zmq.POLLIN)
-        poller.register(self.monitor, zmq.POLLIN)
+        poller.register(self.watch.socket, zmq.POLLIN)
         while True:
             events = dict(poller.poll())
-            if self.monitor in events:
-                recv_monitor_message(self.monitor)
-                if self.owner is not None:
-                    print("[xparl] the client disconnected; exiting", file=sys.stderr, flush=True)
-                    self.exit(0)
-            if self.socket not in events:
-                continue
-            frames = self.socket.recv_multipart(copy=False)
-            if len(frames) < 3:
-                continue
-            identity, seq, op = frames[0].bytes, frames[1].bytes, frames[2].bytes
-            if self.owner is None:
-                if op != P.OP_INIT:
-                    continue
-                self.owner = identity
-                self._init(identity, seq, frames[3:])
-            elif identity != self.owner:
-                continue
-            elif op == P.OP_CALL:
-                self._call(identity, seq, frames[3].bytes.decode(), frames[4:])
-            elif op == P.OP_GET:
-                self._get(identity, seq, frames[3].bytes.decode())
-            elif op == P.OP_SET:
-                self._set(identity, seq, frames[3].bytes.decode(), frames[4:])
-            elif op == P.OP_RELEASE:
-                self._reply(identity, seq, P.REPLY_OK, [])
-                self.exit(0)
-            elif op == P.OP_PING:
-                self._reply(identity, seq, P.REPLY_OK, [])
+            if self.watch.socket in events:
+                for event, fd in self.watch.drain():
+                    if event == zmq.EVENT_DISCONNECTED and fd == self.owner_fd:
+                        print("[xparl] the client disconnected; exiting", file=sys.stderr)
+                        self.exit(0)
+            if self.socket in events:
+                self._receive()
+
+    def _receive(self) -> None:
+        try:
+            frames = P.recv_bounded(self.socket, _MAX_FRAMES, copy=False)
+        except zmq.Again:
+            return
+        if frames is None or len(frames) < 3:
+            self._count_bad("a message with too few or too many frames")
+            return
+        identity, seq, op = frames[0].bytes, frames[1].bytes, frames[2].bytes
+        if self.owner is not None and identity != self.owner:
+            message = f"job {self.job_id} already hosts another client's actor"
+            self._reply(identity, seq, P.REPLY_ERROR, _notice("taken", message))
+            return
+        if os.getppid() != self.parent:  # the worker died: the watchdog ends this job shortly
+            message = f"job {self.job_id} lost its worker"
+            self._reply(identity, seq, P.REPLY_ERROR, _notice("orphaned", message))
+            return
+        handler = (self._owner_ops if self.owner is not None else self._free_ops).get(op)
+        try:
+            if handler is None:
+                raise P.BadMessage(f"unexpected operation {op[:16]!r}")
+            handler(self, identity, seq, frames)
+        except (P.BadMessage, UnicodeDecodeError) as exc:
+            self._count_bad(str(exc))
+            self._reply(identity, seq, P.REPLY_ERROR, _notice("malformed", f"malformed: {exc}"))
+
+    def _count_bad(self, what: str) -> None:
+        self.bad_messages += 1
+        if self.bad_messages <= 10 or self.bad_messages % 1000 == 0:
+            print(f"[xparl] dropped {what} ({self.bad_messages} so far)", file=sys.stderr)
+
+    def _hello(self, identity: bytes, seq: bytes, frames: list[Any]) -> None:
+        if len(frames) != 4 or not 16 <= len(frames[3].bytes) <= 64:
+            raise P.BadMessage("HELLO carries one nonce of 16 to 64 bytes")
+        proof = self.security.job_proof(self.job_id, frames[3].bytes)
+        self._reply(identity, seq, P.REPLY_OK, [proof])
 
     def _init(self, identity: bytes, seq: bytes, frames: list[Any]) -> None:
-        spec = P.decode(frames[0].bytes)
+        if len(frames) < 8:
+            raise P.BadMessage("INIT carries a spec, a file list, files, a class and arguments")
+        spec = P.decode(frames[3].bytes)
+        name = P.text(spec, "class_name")
+        client_id = P.text(spec, "client_id", max_len=64)
+        gpus = [str(g) for g in P.items(spec, "gpus", str, 64)]
         max_memory = spec.get("max_memory")
+        if max_memory is not None:
+            max_memory = P.number(spec, "max_memory", 1e-3, 1e12, 0)
+        reply_limit = P.integer(spec, "max_message_bytes", 1, 1 << 62)
+        try:
+            files = unpack_files(frames[4].bytes, frames[5].bytes)
+        except ValueError as exc:
+            raise P.BadMessage(str(exc)) from None
+        self.owner, self.owner_fd = identity, frames[1].get(zmq.SRCFD)
+        self.reply_limit = reply_limit
+        claim = {"job_id": self.job_id, "client_id": client_id, "gpus": gpus}
+        self._to_worker(P.JOB_CLAIMED, claim)
         if max_memory:
             self.baseline_rss = _rss()
-            self.max_memory_mb = float(max_memory)
-        os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in spec.get("gpus", []))
-        os.environ["XPARL_CLIENT_ID"] = str(spec.get("client_id", ""))
-        files_blob = frames[1].bytes
-        if files_blob:
-            _write_files(pickle.loads(files_blob), Path.cwd())
+            self.max_memory_mb = max_memory
+        os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(gpus)
+        os.environ["XPARL_CLIENT_ID"] = client_id
         sys.path.insert(0, os.getcwd())
-        name = spec.get("class_name", "?")
         print(f"[xparl] job {self.job_id} hosts an actor of class {name}", flush=True)
         try:
-            cls = loads([frames[2]], f"the class {name}")
-            args, kwargs = loads(frames[3:], f"the arguments of {name}()")
+            _write_files(files, Path.cwd())
+            cls = loads([frames[6]], f"the class {name}")
+            args, kwargs = loads(frames[7:], f"the arguments of {name}()")
+        except OSError as exc:
+            self._reply(identity, seq, P.REPLY_ERROR, error_frames("deserialize", exc))
+            self.exit(1)
         except DeserializeError as exc:
-            self._reply(identity, seq, P.REPLY_ERROR, [error_payload("deserialize", exc)])
+            self._reply(identity, seq, P.REPLY_ERROR, error_frames("deserialize", exc))
             self.exit(1)
         try:
             self.instance = cls(*args, **kwargs)
         except BaseException as exc:
             traceback.print_exc()
-            self._reply(identity, seq, P.REPLY_ERROR, [error_payload("user", exc, skip_frames=1)])
+            self._reply(identity, seq, P.REPLY_ERROR, error_frames("user", exc, skip_frames=1))
             self.exit(1)
         self._reply(identity, seq, P.REPLY_OK, [])
 
-    def _call(self, identity: bytes, seq: bytes, name: str, frames: list[Any]) -> None:
+    def _call(self, identity: bytes, seq: bytes, frames: list[Any]) -> None:
+        name = _name(frames)
+        if len(frames) < 5:
+            raise P.BadMessage("CALL carries a name and pickled arguments")
         try:
-            args, kwargs = loads(frames, f"the arguments of `{name}`")
+            args, kwargs = loads(frames[4:], f"the arguments of `{name}`")
         except DeserializeError as exc:
-            self._reply(identity, seq, P.REPLY_ERROR, [error_payload("deserialize", exc)])
+            self._reply(identity, seq, P.REPLY_ERROR, error_frames("deserialize", exc))
             return
         try:
             method = getattr(self.instance, name)
         except AttributeError as exc:
-            self._reply(identity, seq, P.REPLY_ERROR, [error_payload("attribute", exc)])
+            self._reply(identity, seq, P.REPLY_ERROR, error_frames("attribute", exc))
             return
         try:
             result = method(*args, **kwargs)
         except BaseException as exc:
             traceback.print_exc()
-            self._reply(identity, seq, P.REPLY_ERROR, [error_payload("user", exc, skip_frames=1)])
+            self._reply(identity, seq, P.REPLY_ERROR, error_frames("user", exc, skip_frames=1))
             return
         self._reply_value(identity, seq, result, f"the return value of `{name}`")
 
@@ -222,36 +311,68 @@ class Job:
         """Send ``value`` back, or a serialize error naming ``what`` if it cannot be pickled."""
         try:
             out = dumps(value, what)
+            size = sum(len(memoryview(f)) for f in out)
+            if size > self.reply_limit:
+                raise SerializeError(
+                    f"{what} is {size / 2**20:.1f} MiB, more than the {self.reply_limit / 2**20:g}"
+                    " MiB a message may carry (XPARL_MAX_MESSAGE_MB on the client); return less "
+                    "per call or raise the limit"
+                )
         except SerializeError as exc:
-            self._reply(identity, seq, P.REPLY_ERROR, [error_payload("serialize", exc)])
+            self._reply(identity, seq, P.REPLY_ERROR, error_frames("serialize", exc))
             return
         self._reply(identity, seq, P.REPLY_OK, out)
 
-    def _get(self, identity: bytes, seq: bytes, name: str) -> None:
+    def _get(self, identity: bytes, seq: bytes, frames: list[Any]) -> None:
+        name = _name(frames)
         try:
             value = getattr(self.instance, name)
         except AttributeError as exc:
-            self._reply(identity, seq, P.REPLY_ERROR, [error_payload("attribute", exc)])
+            self._reply(identity, seq, P.REPLY_ERROR, error_frames("attribute", exc))
             return
         except BaseException as exc:
-            self._reply(identity, seq, P.REPLY_ERROR, [error_payload("user", exc, skip_frames=1)])
+            self._reply(identity, seq, P.REPLY_ERROR, error_frames("user", exc, skip_frames=1))
             return
         self._reply_value(identity, seq, value, f"the attribute `{name}`")
 
-    def _set(self, identity: bytes, seq: bytes, name: str, frames: list[Any]) -> None:
+    def _set(self, identity: bytes, seq: bytes, frames: list[Any]) -> None:
+        name = _name(frames)
+        if len(frames) < 5:
+            raise P.BadMessage("SET carries a name and a pickled value")
         try:
-            value = loads(frames, f"the value for attribute `{name}`")
+            value = loads(frames[4:], f"the value for attribute `{name}`")
             setattr(self.instance, name, value)
         except DeserializeError as exc:
-            self._reply(identity, seq, P.REPLY_ERROR, [error_payload("deserialize", exc)])
+            self._reply(identity, seq, P.REPLY_ERROR, error_frames("deserialize", exc))
             return
         except BaseException as exc:
-            self._reply(identity, seq, P.REPLY_ERROR, [error_payload("user", exc, skip_frames=1)])
+            self._reply(identity, seq, P.REPLY_ERROR, error_frames("user", exc, skip_frames=1))
             return
         self._reply(identity, seq, P.REPLY_OK, [])
 
+    def _release(self, identity: bytes, seq: bytes, frames: list[Any]) -> None:
+        self._reply(identity, seq, P.REPLY_OK, [])
+        self.exit(0)
+
+    def _ping(self, identity: bytes, seq: bytes, frames: list[Any]) -> None:
+        self._reply(identity, seq, P.REPLY_OK, [])
+
+    _free_ops: ClassVar[dict[bytes, Callable[..., None]]] = {P.OP_HELLO: _hello, P.OP_INIT: _init}
+    _owner_ops: ClassVar[dict[bytes, Callable[..., None]]] = {
+        P.OP_HELLO: _hello,
+        P.OP_CALL: _call,
+        P.OP_GET: _get,
+        P.OP_SET: _set,
+        P.OP_RELEASE: _release,
+        P.OP_PING: _ping,
+    }
+
     def exit(self, code: int) -> None:
-        """Flush output, give queued replies a moment to leave, and end the process."""
+        """Flush output, give queued replies a moment to leave, and end the process.
+
+        Processes the actor started stay in this job's process group; the worker ends the group
+        once it has seen this process exit.
+        """
         sys.stdout.flush()
         sys.stderr.flush()
         with self.lock:
@@ -260,31 +381,59 @@ class Job:
         os._exit(code)
 
 
+class _Log:
+    """Refusal notes of a job go to its own log (stderr)."""
+
+    def warning(self, fmt: str, *args: Any) -> None:
+        print("[xparl] " + fmt % args, file=sys.stderr, flush=True)
+
+
+def _name(frames: list[Any]) -> str:
+    if len(frames) < 4 or len(frames[3].bytes) > 1024:
+        raise P.BadMessage("the operation names an attribute of at most 1024 bytes")
+    return str(frames[3].bytes.decode())
+
+
 def _rss() -> int:
     import psutil
 
     return int(psutil.Process().memory_info().rss)
 
 
-def _write_files(files: dict[str, bytes], root: Path) -> None:
-    base = root.resolve()
-    for relative, content in files.items():
-        target = (base / relative).resolve()
-        if base not in target.parents:
-            raise ValueError(f"refusing to write a distributed file outside the job: {relative}")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(content)
+def _write_files(files: list[tuple[str, bytes]], root: Path) -> None:
+    for relative, content in files:
+        target = root / relative
+        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(content)
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point of a job process."""
+    """Entry point of a job process; the cluster secret arrives as the first line of stdin."""
     parser = argparse.ArgumentParser(prog="python -m parl.remote.job")
     parser.add_argument("--worker", required=True)
     parser.add_argument("--job-id", required=True)
     parser.add_argument("--host", required=True)
     parser.add_argument("--advertise-host", required=True)
+    parser.add_argument("--worker-pid", type=int, default=None)
+    parser.add_argument("--mode", choices=[m.value for m in Mode], required=True)
     args = parser.parse_args(argv)
-    job = Job(args.job_id, args.worker, args.host, args.advertise_host, Timeouts())
+    secret = sys.stdin.readline().strip() or None
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    security = Security.for_mode(Mode(args.mode), secret)
+    job = Job(
+        args.job_id,
+        args.worker,
+        args.host,
+        args.advertise_host,
+        Timeouts(),
+        security,
+        Limits(),
+        args.worker_pid,
+    )
     threading.Thread(target=job.watchdog, name="xparl-watchdog", daemon=True).start()
     job.announce()
     job.serve()

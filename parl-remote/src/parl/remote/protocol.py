@@ -2,15 +2,19 @@
 
 Control messages (registration, scheduling, heartbeats, status) are JSON objects in one frame,
 so a malformed message cannot execute code in the master; only actor calls carry pickles, and
-those go straight from the client to the job it owns.
+those go straight from the client to the job it owns, after both proved they hold the cluster
+secret (:mod:`parl.remote.security`). Every socket bounds the size of what it receives: control
+frames to :data:`CONTROL_MAX_BYTES`, actor payloads to ``Limits.max_message_bytes``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
 import socket
+import struct
 import sys
 from typing import Any
 
@@ -19,7 +23,10 @@ from parl.remote.config import parse_port_range
 import zmq
 
 __all__ = [
+    "CONTROL_MAX_BYTES",
     "PROTOCOL_VERSION",
+    "BadMessage",
+    "Watch",
     "bind_socket",
     "decode",
     "encode",
@@ -27,13 +34,18 @@ __all__ = [
     "remote_version",
 ]
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
+CONTROL_MAX_BYTES = 256 * 2**10  # what a master or worker accepts in one frame
+STATUS_MAX_BYTES = 64 * 2**20  # what a tool accepts as the answer to a status or log query
+MAX_BURST = 1000  # messages a master or worker handles before it looks after its own duties
 
 # Control-plane tags (first frame after the ROUTER identity).
 REGISTER_WORKER = b"register_worker"
 WORKER_HEARTBEAT = b"worker_heartbeat"
 JOB_READY = b"job_ready"
 JOB_EXITED = b"job_exited"
+JOB_CLAIMED = b"job_claimed"
+JOB_FAILED = b"job_failed"
 KILL_JOB = b"kill_job"
 HELLO = b"hello"
 CLIENT_HEARTBEAT = b"client_heartbeat"
@@ -48,6 +60,7 @@ ERROR = b"error"
 SHUTDOWN = b"shutdown"
 
 # Actor-plane operations (client → job) and reply statuses (job → client).
+OP_HELLO = b"H"
 OP_INIT = b"I"
 OP_CALL = b"C"
 OP_GET = b"G"
@@ -88,12 +101,219 @@ def encode(payload: dict[str, Any]) -> bytes:
     return json.dumps(payload, separators=(",", ":")).encode()
 
 
-def decode(frame: bytes) -> dict[str, Any]:
-    """Decode a control payload; raises ValueError for anything but a JSON object."""
-    payload = json.loads(frame)
+class BadMessage(ValueError):
+    """A message that is malformed: it is dropped and counted, never fatal."""
+
+
+def decode(frame: bytes, limit: int = CONTROL_MAX_BYTES) -> dict[str, Any]:
+    """Decode a control payload; raises BadMessage for anything but a small JSON object."""
+    if len(frame) > limit:
+        raise BadMessage(f"control frame of {len(frame)} bytes exceeds {limit}")
+    try:
+        payload = json.loads(frame)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise BadMessage(f"control frame is not JSON ({exc})") from None
     if not isinstance(payload, dict):
-        raise ValueError(f"control payload must be a JSON object, got {type(payload).__name__}")
+        raise BadMessage(f"control payload must be a JSON object, got {type(payload).__name__}")
     return payload
+
+
+def text(msg: dict[str, Any], key: str, default: str | None = None, max_len: int = 512) -> str:
+    """The string field ``key`` of a control message (bounded length)."""
+    value = msg.get(key, default)
+    if not isinstance(value, str) or len(value) > max_len:
+        raise BadMessage(f"field {key!r} must be a string of at most {max_len} characters")
+    return value
+
+
+def integer(msg: dict[str, Any], key: str, low: int, high: int, default: int | None = None) -> int:
+    """The integer field ``key`` of a control message, within ``[low, high]``."""
+    value = msg.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise BadMessage(f"field {key!r} must be an integer in [{low}, {high}]")
+    return value
+
+
+def number(msg: dict[str, Any], key: str, low: float, high: float, default: float) -> float:
+    """The numeric field ``key`` of a control message, within ``[low, high]``."""
+    value = msg.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+        raise BadMessage(f"field {key!r} must be a number in [{low}, {high}]")
+    return float(value)
+
+
+def items(msg: dict[str, Any], key: str, kind: type, max_items: int = 4096) -> list[Any]:
+    """The list field ``key`` (missing: empty) whose elements are all of type ``kind``."""
+    value = msg.get(key, [])
+    if (
+        not isinstance(value, list)
+        or len(value) > max_items
+        or not all(isinstance(v, kind) and not isinstance(v, bool) for v in value)
+    ):
+        raise BadMessage(f"field {key!r} must be a list of {kind.__name__} (at most {max_items})")
+    return value
+
+
+def recv_bounded(sock: zmq.Socket, max_frames: int, copy: bool = True) -> list[Any] | None:
+    """Receive one multipart message of at most ``max_frames`` parts (None if it had more:
+    the surplus is read and dropped so the socket stays in step). Call after a poll."""
+    frames: list[Any] = [sock.recv(zmq.NOBLOCK, copy=copy)]
+    overflow = False
+    while sock.get(zmq.RCVMORE):
+        frame = sock.recv(copy=copy)
+        if len(frames) < max_frames:
+            frames.append(frame)
+        else:
+            overflow = True
+    return None if overflow else frames
+
+
+def bound_inbound(sock: zmq.Socket, max_bytes: int) -> None:
+    """Make libzmq drop a peer that sends a frame larger than ``max_bytes``, before reading it."""
+    sock.setsockopt(zmq.MAXMSGSIZE, max_bytes)
+
+
+HANDSHAKE_FAILED = (
+    zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
+    | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
+    | zmq.EVENT_HANDSHAKE_FAILED_AUTH
+)
+
+
+def dial(
+    context: zmq.Context,
+    address: str,
+    security: Any,
+    label: str,
+    log: Any,
+    max_bytes: int = CONTROL_MAX_BYTES,
+) -> tuple[zmq.Socket, Watch]:
+    """A DEALER to the master or a worker at ``address`` that proves this process holds the
+    cluster secret, with a :class:`Watch` that tells when the other side refuses it."""
+    sock = context.socket(zmq.DEALER)
+    sock.linger = 0
+    bound_inbound(sock, max_bytes)
+    security.dial_control(sock)
+    watch = Watch(sock, 0, label, log)
+    sock.connect(f"tcp://{address}")
+    return sock, watch
+
+
+class NoAnswer(Exception):
+    """Nothing came back in time; ``problem`` says why if the peer refused this process."""
+
+    def __init__(self, problem: str | None) -> None:
+        super().__init__(problem or "no answer")
+        self.problem = problem
+
+
+def await_answer(sock: zmq.Socket, watch: Watch, timeout: float) -> None:
+    """Return once ``sock`` has something to read; raise :class:`NoAnswer` (at once when the
+    peer refused this process's credentials, else after ``timeout`` seconds)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not sock.poll(50):
+        watch.drain()
+        if watch.problem is not None:
+            raise NoAnswer(watch.problem)
+        if time.monotonic() > deadline:
+            raise NoAnswer(None)
+
+
+def ask(
+    sock: zmq.Socket,
+    watch: Watch,
+    frames: list[bytes],
+    timeout: float,
+    limit: int = CONTROL_MAX_BYTES,
+) -> tuple[bytes, dict[str, Any]]:
+    """Send a control request; return the tag and payload of the answer.
+
+    Raises:
+        NoAnswer: nothing came back (``problem`` set when the peer refused this process).
+        BadMessage: the answer is malformed.
+    """
+    sock.send_multipart(frames)
+    await_answer(sock, watch, timeout)
+    reply = recv_bounded(sock, 2)
+    if not reply or len(reply) != 2:
+        raise BadMessage("a malformed answer")
+    return reply[0], decode(reply[1], limit)
+
+
+def monitor_event(monitor: zmq.Socket) -> tuple[int, int] | None:
+    """The next ``(event, value)`` of a socket monitor, or None. (pyzmq's own helper module
+    imports asyncio, which a client process does not need.)"""
+    try:
+        head, _endpoint = monitor.recv_multipart(zmq.NOBLOCK)
+    except zmq.Again:
+        return None
+    event, value = struct.unpack("=Hi", head[:6])
+    return event, value
+
+
+def handshake_problem(event: int, value: int) -> str:
+    """Why a security handshake failed, in words a user can act on."""
+    if event == zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL and (
+        value == zmq.PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH
+    ):
+        return (
+            "the two sides use different security: one has the cluster secret and the other "
+            "runs with --insecure or has no secret"
+        )
+    return "the cluster secrets differ"
+
+
+class Watch:
+    """The monitor of a socket: counts failed security handshakes, hands back other events.
+
+    On a bound socket a failure is a refused peer; on a connecting socket it is this process
+    being refused. A failure is logged as ``label (why; N so far)``, at most once a second so a
+    port scan cannot flood a log, and the latest reason stays in ``problem``. On a bound socket
+    a peer that hung up during its handshake is counted but not logged: which side notices a
+    mismatch first is a race, and a redialing member hangs up that way too.
+    """
+
+    def __init__(
+        self, sock: zmq.Socket, events: int, label: str, log: Any, bound: bool = False
+    ) -> None:
+        self.loud = HANDSHAKE_FAILED
+        if bound:
+            self.loud &= ~zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
+        self.socket = sock.get_monitor_socket(events | HANDSHAKE_FAILED)
+        self.label = label
+        self.log = log
+        self.refused = 0
+        self.problem: str | None = None
+        self._last_log = 0.0
+
+    def drain(self) -> list[tuple[int, int]]:
+        """Read every pending event; return the ``(event, value)`` pairs other than failures."""
+        import time
+
+        events: list[tuple[int, int]] = []
+        while (pair := monitor_event(self.socket)) is not None:
+            event, value = pair
+            if not event & HANDSHAKE_FAILED:
+                events.append((event, value))
+                continue
+            self.refused += 1
+            if not event & self.loud:
+                continue
+            self.problem = handshake_problem(event, value)
+            now = time.monotonic()
+            if now - self._last_log >= 1.0:
+                self._last_log = now
+                self.log.warning("%s (%s; %d so far)", self.label, self.problem, self.refused)
+        return events
+
+    def close(self, sock: zmq.Socket) -> None:
+        # Stop the monitor before closing its socket: closing a live monitor's PAIR end can
+        # wedge the context's I/O thread.
+        with contextlib.suppress(zmq.ZMQError):
+            sock.disable_monitor()
+        self.socket.close(linger=0)
 
 
 def bind_socket(sock: zmq.Socket, host: str, port_range: str | None = None, port: int = 0) -> int:

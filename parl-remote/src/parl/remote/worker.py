@@ -1,16 +1,23 @@
 """The xparl worker: one per machine. It keeps a warm pool of job processes (one actor each),
-registers them with the master, replaces each job when it exits, and serves actor logs.
+reports them to the master, replaces each job when it exits, and serves actor logs.
 
-Run as ``python -m parl.remote.worker --address HOST:PORT --cpu_num N``; ``xparl start``,
-``xparl connect`` and ``parl.connect()`` do that.
+A worker outlives its master: when the master stalls, restarts or the network drops, the worker
+keeps its actors serving their clients (they talk to the jobs directly), redials, and registers
+again with everything it still runs, so a restarted master rebuilds its books from the workers.
+Every heartbeat carries the worker's whole state, which makes a lost message harmless.
+
+Run as ``python -m parl.remote.worker --address HOST:PORT --cpu_num N`` with the cluster secret
+on stdin; ``xparl start``, ``xparl connect`` and ``parl.connect()`` do that.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import contextlib
 import logging
 import os
+import re
+import secrets
 import shutil
 import signal
 import socket
@@ -18,17 +25,24 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
+from parl.core.files import write_atomic
+from parl.remote import logs
 from parl.remote import protocol as P
-from parl.remote.config import Timeouts, default_host, python_command
+from parl.remote.config import Limits, Timeouts, default_host, private_dir, python_command
+from parl.remote.processes import has_exited, kill_group, process_exists
+from parl.remote.security import SECRET_ENV, Mode, Security
 
 import zmq
 
 logger = logging.getLogger("parl.remote.worker")
 
 _MAX_EARLY_FAILURES = 5
+_ROTATE_EVERY_S = 1.0
+_JOB_ID = re.compile(r"^[0-9a-f]{8}-[0-9]{4,}$")
 
 
 class Worker:
@@ -41,8 +55,11 @@ class Worker:
         host: Host to bind the worker's and its jobs' sockets.
         data_dir: Folder for the logs and files of this worker's jobs.
         timeouts: Heartbeat timeouts.
+        security: The cluster's security (secret and mode).
+        limits: Message and log size bounds.
         advertise_host: Host others dial to reach this worker and its jobs.
         port_range: ``LOW-HIGH`` range for the ports of this worker and its jobs.
+        owner_pid: Stop when this process exits (the embedded cluster of a script).
     """
 
     def __init__(
@@ -53,10 +70,15 @@ class Worker:
         host: str,
         data_dir: Path,
         timeouts: Timeouts,
+        security: Security,
+        limits: Limits,
         advertise_host: str | None = None,
         port_range: str | None = None,
+        owner_pid: int | None = None,
     ) -> None:
         self.worker_id = uuid.uuid4().hex[:8]
+        self.token = secrets.token_hex(16)  # proves later messages come from this worker
+        self.seq = 0
         self.master_address = master_address
         self.cpu_num = cpu_num
         self.gpus = gpus
@@ -64,113 +86,169 @@ class Worker:
         self.advertise_host = advertise_host or host
         self.port_range = port_range
         self.timeouts = timeouts
-        self.log_dir = data_dir / "workers" / self.worker_id / "logs"
-        self.files_dir = data_dir / "workers" / self.worker_id / "files"
-        self.log_dir.mkdir(parents=True, exist_ok=True)
-        self.files_dir.mkdir(parents=True, exist_ok=True)
+        self.limits = limits
+        self.owner_pid = owner_pid
+        self.security = security
+        self.job_security = security.binding(host)
+        self.user_umask = os.umask(0o077)  # this process writes owner-only files; jobs do not
+        self.log_dir = private_dir(data_dir / "workers" / self.worker_id / "logs")
+        self.files_dir = private_dir(data_dir / "workers" / self.worker_id / "files")
         self.context = zmq.Context()
-        self.master = self.context.socket(zmq.DEALER)
-        self.master.linger = 500
-        self.master.identity = f"worker-{self.worker_id}".encode()
-        self.master.connect(f"tcp://{master_address}")
+        self.gatekeeper = self.job_security.start_gatekeeper(self.context)
         self.jobs_socket = self.context.socket(zmq.ROUTER)
         self.jobs_socket.linger = 0
+        P.bound_inbound(self.jobs_socket, P.CONTROL_MAX_BYTES)
+        self.job_security.serve_control(self.jobs_socket)
         port = P.bind_socket(self.jobs_socket, host, port_range)
+        self.jobs_watch = P.Watch(
+            self.jobs_socket, 0, "the worker refused a connection", logger, bound=True
+        )
         self.address = f"{self.advertise_host}:{port}"
+        self.master, self.master_watch = self._dial_master()
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
-        self.ready: set[str] = set()
+        self.ready: dict[str, dict[str, Any]] = {}
+        self.claimed: dict[str, dict[str, Any]] = {}
         self.reasons: dict[str, dict[str, str]] = {}
         self.counter = 0
         self.early_failures = 0
+        self.bad_messages = 0
         self.running = True
         self.last_ack = time.monotonic()
+        self.master_lost = False
+        self.last_register = 0.0
 
-    def register(self) -> None:
-        """Register with the master; raise RuntimeError with the master's reason on refusal."""
-        self._to_master(
-            P.REGISTER_WORKER,
-            {
-                **P.identity(),
-                "worker_id": self.worker_id,
-                "host": self.advertise_host,
-                "address": self.address,
-                "cpu_num": self.cpu_num,
-                "gpus": self.gpus,
-                "log_dir": str(self.log_dir),
-            },
+    # ------------------------------------------------------------------ master link
+    def _dial_master(self) -> tuple[zmq.Socket, P.Watch]:
+        label = f"the master at {self.master_address} refused this worker"
+        return P.dial(self.context, self.master_address, self.security, label, logger)
+
+    def _redial(self) -> None:
+        """Replace the master socket: a link silent this long may be broken, not just slow."""
+        self.master_watch.close(self.master)
+        self.master.close(linger=0)
+        self.master, self.master_watch = self._dial_master()
+
+    def _message(self, payload: dict[str, Any]) -> bytes:
+        self.seq += 1  # orders this worker's reports, also across a redial
+        return P.encode(
+            {"worker_id": self.worker_id, "token": self.token, "seq": self.seq, **payload}
         )
-        if not self.master.poll(int(self.timeouts.connect_timeout * 1000)):
-            raise RuntimeError(
-                f"no xparl master answered at {self.master_address} within "
-                f"{self.timeouts.connect_timeout} s; check the address, or start a master with "
-                "`xparl start --port PORT`"
-            )
-        tag, body = self.master.recv_multipart()
-        if tag != P.ACK:
-            raise RuntimeError(f"the master refused this worker: {P.decode(body).get('message')}")
-        self.last_ack = time.monotonic()
 
     def _to_master(self, tag: bytes, payload: dict[str, Any]) -> None:
-        self.master.send_multipart([tag, P.encode({"worker_id": self.worker_id, **payload})])
+        with contextlib.suppress(zmq.Again):
+            self.master.send_multipart([tag, self._message(payload)], zmq.NOBLOCK)
+
+    def _registration(self) -> dict[str, Any]:
+        return {
+            **P.identity(),
+            "host": self.advertise_host,
+            "address": self.address,
+            "cpu_num": self.cpu_num,
+            "gpus": self.gpus,
+            "log_dir": str(self.log_dir),
+            "jobs": self._state(),
+        }
+
+    def register(self) -> None:
+        """Register with the master; raise RuntimeError with the reason on refusal."""
+        request = [P.REGISTER_WORKER, self._message(self._registration())]
+        try:
+            tag, reply = P.ask(
+                self.master, self.master_watch, request, self.timeouts.connect_timeout
+            )
+        except P.NoAnswer as exc:
+            if exc.problem is not None:
+                raise RuntimeError(
+                    f"the master at {self.master_address} refused this worker: {exc.problem}. "
+                    f"Give the worker the cluster's secret (--secret-file FILE or {SECRET_ENV}), "
+                    "or match --insecure on both sides."
+                ) from None
+            raise RuntimeError(
+                f"no xparl master answered at {self.master_address} within "
+                f"{self.timeouts.connect_timeout:g} s; check the address, or start a master "
+                "with `xparl start --port PORT`"
+            ) from None
+        if tag != P.ACK:
+            raise RuntimeError(f"the master refused this worker: {reply.get('message')}")
+        self._accept_registration(reply)
+
+    def _accept_registration(self, reply: dict[str, Any]) -> None:
+        if reply.get("mode") == Mode.ENCRYPT.value and self.job_security.secret is not None:
+            self.job_security = Security(self.job_security.secret, encrypt=True)
+        self.last_ack = time.monotonic()
+
+    def _state(self) -> dict[str, list[dict[str, Any]]]:
+        """Every job this worker runs: the warm ones and the ones hosting an actor."""
+        busy = [
+            {**self.ready.get(job_id, {"job_id": job_id}), **claim}
+            for job_id, claim in self.claimed.items()
+        ]
+        warm = [info for job_id, info in self.ready.items() if job_id not in self.claimed]
+        return {"ready": warm, "busy": busy}
 
     # ------------------------------------------------------------------ jobs
     def _spawn(self) -> None:
         self.counter += 1
         job_id = f"{self.worker_id}-{self.counter:04d}"
-        files = self.files_dir / job_id
-        files.mkdir(parents=True, exist_ok=True)
+        files = private_dir(self.files_dir / job_id)
         env = dict(os.environ)
+        env.pop(SECRET_ENV, None)  # the secret reaches the job on stdin, not in its environment
         env.update(XPARL="True", CUDA_VISIBLE_DEVICES="", PYTHONUNBUFFERED="1", XPARL_JOB_ID=job_id)
+        env["PYTHONDONTWRITEBYTECODE"] = "1"  # shipped modules leave no (world-readable) .pyc
         if self.port_range:
             env["XPARL_PORT_RANGE"] = self.port_range
-        with open(self.log_dir / f"{job_id}.log", "ab") as log:
-            self.procs[job_id] = subprocess.Popen(
+        log = os.open(self.log_dir / f"{job_id}.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            proc = subprocess.Popen(
                 [
                     *python_command(),
                     "-m",
                     "parl.remote.job",
                     "--worker",
-                    self.jobs_endpoint,
+                    f"tcp://{self.address}",
                     "--job-id",
                     job_id,
                     "--host",
                     self.host,
                     "--advertise-host",
                     self.advertise_host,
+                    "--worker-pid",
+                    str(os.getpid()),
+                    "--mode",
+                    self.job_security.mode.value,
                 ],
-                stdin=subprocess.DEVNULL,
+                stdin=subprocess.PIPE,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 cwd=files,
                 env=env,
                 close_fds=True,
+                start_new_session=True,  # the actor's processes share the job's group
+                umask=self.user_umask,
             )
-
-    @property
-    def jobs_endpoint(self) -> str:
-        return f"tcp://{self.address}"
+        finally:
+            os.close(log)
+        assert proc.stdin is not None
+        with contextlib.suppress(BrokenPipeError):
+            proc.stdin.write(f"{self.job_security.secret or ''}\n".encode())
+        with contextlib.suppress(BrokenPipeError):
+            proc.stdin.close()
+        self.procs[job_id] = proc
 
     def _reap(self) -> None:
         for job_id, proc in list(self.procs.items()):
-            code = proc.poll()
-            if code is None:
+            if not has_exited(proc):
                 continue
+            kill_group(proc.pid)  # the leader is gone: end what the actor started, too
+            code = proc.wait()
             del self.procs[job_id]
             was_ready = job_id in self.ready
-            self.ready.discard(job_id)
-            reason = self.reasons.pop(job_id, None)
-            if reason is None:
-                if code == 0:
-                    reason = {"reason": "released", "message": "released by its client"}
-                else:
-                    reason = {
-                        "reason": "exited",
-                        "message": f"the actor's process (job {job_id}, pid {proc.pid}) on "
-                        f"{socket.gethostname()} died ({_exit_text(code)}); its log: "
-                        f"`xparl logs {job_id}`. Create a new actor to go on.",
-                    }
+            self.ready.pop(job_id, None)
+            self.claimed.pop(job_id, None)
+            reason = self.reasons.pop(job_id, None) or _exit_reason(job_id, proc.pid, code)
             self._to_master(P.JOB_EXITED, {"job_id": job_id, "returncode": code, **reason})
             shutil.rmtree(self.files_dir / job_id, ignore_errors=True)
+            logs.prune(self.log_dir, self.limits.keep_logs, set(self.procs))
             if not was_ready:
                 self.early_failures += 1
                 if self.early_failures >= _MAX_EARLY_FAILURES:
@@ -184,107 +262,201 @@ class Worker:
             if self.running:
                 self._spawn()
 
+    def _rotate_logs(self) -> None:
+        for job_id in self.procs:
+            if logs.rotate_if_large(self.log_dir / f"{job_id}.log", self.limits.log_max_bytes):
+                logger.info("rotated the log of job %s", job_id)
+
     def _on_job_message(self, frames: list[bytes]) -> None:
-        identity, tag = frames[0], frames[1]
-        payload = P.decode(frames[2]) if len(frames) > 2 else {}
+        if len(frames) != 3:
+            raise P.BadMessage("a job message has a tag and one JSON frame")
+        identity, tag, body = frames
+        payload = P.decode(body)
+        if tag == P.READ_LOG:
+            self._send_job(identity, P.READ_LOG, self._read_log(payload))
+            return
+        job_id = P.text(payload, "job_id", max_len=64)
+        if job_id not in self.procs:
+            raise P.BadMessage(f"no job {job_id!r} on this worker")
         if tag == P.JOB_READY:
-            job_id = str(payload["job_id"])
-            if job_id in self.procs:
-                self.ready.add(job_id)
-                self.early_failures = 0
-                self._to_master(P.JOB_READY, payload)
-        elif tag == P.JOB_EXITED:
-            self.reasons[str(payload["job_id"])] = {
-                "reason": str(payload.get("reason")),
-                "message": str(payload.get("message")),
+            self.ready[job_id] = {
+                "job_id": job_id,
+                "address": P.text(payload, "address"),
+                "pid": P.integer(payload, "pid", 1, 1 << 31),
+                "mechanism": P.text(payload, "mechanism", max_len=8),
+                "max_message_bytes": P.integer(payload, "max_message_bytes", 1, 1 << 62),
             }
-        elif tag == P.READ_LOG:
-            answer = self._read_log(payload)
-            self.jobs_socket.send_multipart([identity, P.READ_LOG, P.encode(answer)])
+            self.early_failures = 0
+            self._to_master(P.JOB_READY, self.ready[job_id])
+        elif tag == P.JOB_CLAIMED:
+            claim = {
+                "client_id": P.text(payload, "client_id", max_len=64),
+                "gpus": P.items(payload, "gpus", str, 64),
+            }
+            self.claimed[job_id] = claim
+            self._to_master(P.JOB_CLAIMED, {"job_id": job_id, **claim})
+        elif tag == P.JOB_EXITED:
+            self.reasons[job_id] = {
+                "reason": P.text(payload, "reason", max_len=32),
+                "message": P.text(payload, "message", max_len=4096),
+            }
+        else:
+            raise P.BadMessage(f"unknown job message {tag[:32]!r}")
+
+    def _send_job(self, identity: bytes, tag: bytes, payload: dict[str, Any]) -> None:
+        with contextlib.suppress(zmq.ZMQError):
+            self.jobs_socket.send_multipart([identity, tag, P.encode(payload)], zmq.NOBLOCK)
 
     def _read_log(self, payload: dict[str, Any]) -> dict[str, Any]:
-        job_id = str(payload.get("job_id", ""))
+        job_id = P.text(payload, "job_id", max_len=64)
+        lines = P.integer(payload, "lines", 0, 1 << 30, default=0)
         path = self.log_dir / f"{job_id}.log"
-        if "/" in job_id or not path.is_file():
+        if not _JOB_ID.match(job_id) or not path.is_file():
             return {"found": False, "worker_id": self.worker_id}
-        lines = int(payload.get("lines", 0))
-        text = path.read_text(errors="replace")
-        if lines > 0:
-            text = "\n".join(text.splitlines()[-lines:])
-        return {"found": True, "worker_id": self.worker_id, "path": str(path), "log": text}
+        text, cut = logs.tail(path, lines)
+        return {
+            "found": True,
+            "worker_id": self.worker_id,
+            "path": str(path),
+            "log": text,
+            "truncated": cut,
+        }
 
     def _kill(self, job_id: str) -> None:
         proc = self.procs.get(job_id)
-        if proc is not None and proc.poll() is None:
-            proc.kill()
+        if proc is not None and proc.returncode is None:
+            kill_group(proc.pid)
 
     # ------------------------------------------------------------------ main loop
     def serve(self) -> None:
-        """Keep the pool full and the master informed until stopped or the master is lost."""
+        """Keep the pool full and the master informed until stopped."""
         for _ in range(self.cpu_num + len(self.gpus)):
             self._spawn()
-        poller = zmq.Poller()
-        poller.register(self.master, zmq.POLLIN)
-        poller.register(self.jobs_socket, zmq.POLLIN)
-        last_beat = 0.0
+        last_beat = last_rotate = 0.0
         last_loop = time.monotonic()
         while self.running:
+            poller = zmq.Poller()
+            for sock in (self.master, self.jobs_socket, self.jobs_watch.socket):
+                poller.register(sock, zmq.POLLIN)
+            poller.register(self.master_watch.socket, zmq.POLLIN)
             events = dict(poller.poll(50))
             if self.jobs_socket in events:
-                self._drain(self.jobs_socket, self._on_job_message)
+                self._drain(self.jobs_socket, 3, self._on_job_message)
             if self.master in events:
-                self._drain(self.master, self._on_master_message)
+                self._drain(self.master, 2, self._on_master_message)
+            self.jobs_watch.drain()
+            self.master_watch.drain()
             self._reap()
             now = time.monotonic()
             if now - last_loop > self.timeouts.heartbeat_timeout / 2:
                 self.last_ack = now  # this process was stalled: give the master a new window
             last_loop = now
             if now - last_beat >= self.timeouts.heartbeat_interval:
-                self._to_master(P.WORKER_HEARTBEAT, {"jobs": len(self.procs)})
+                self._heartbeat()
                 last_beat = now
-            if now - self.last_ack > self.timeouts.heartbeat_timeout:
-                logger.error(
-                    "lost the master at %s (no answer for %.1f s); stopping",
-                    self.master_address,
-                    now - self.last_ack,
-                )
+            if now - last_rotate >= _ROTATE_EVERY_S:
+                self._rotate_logs()
+                last_rotate = now
+            self._watch_master(now)
+            if self.owner_pid is not None and not process_exists(self.owner_pid):
+                logger.warning("the process %d that owns this worker exited", self.owner_pid)
                 self.running = False
         self.shutdown()
 
-    def _drain(self, sock: zmq.Socket, handler: Any) -> None:
-        while True:
+    def _heartbeat(self) -> None:
+        self._to_master(
+            P.WORKER_HEARTBEAT,
+            {
+                "jobs": self._state(),
+                "bad_messages": self.bad_messages,
+                "refused": self.jobs_watch.refused,
+            },
+        )
+
+    def _watch_master(self, now: float) -> None:
+        silent = now - self.last_ack
+        if silent <= self.timeouts.heartbeat_timeout:
+            return
+        if not self.master_lost:
+            self.master_lost = True
+            logger.warning(
+                "no answer from the master at %s for %.1f s; the %d actors here keep serving "
+                "their clients while this worker redials",
+                self.master_address,
+                silent,
+                len(self.claimed),
+            )
+        if now - self.last_register > self.timeouts.heartbeat_timeout:
+            self._redial()
+            self.last_register = now
+            self._to_master(P.REGISTER_WORKER, self._registration())
+
+    def _drain(self, sock: zmq.Socket, max_frames: int, handler: Callable[..., None]) -> None:
+        for _ in range(P.MAX_BURST):  # a flood cannot hold up heartbeats and reaping
             try:
-                frames = sock.recv_multipart(zmq.NOBLOCK)
+                frames = P.recv_bounded(sock, max_frames)
             except zmq.Again:
                 return
             try:
+                if frames is None:
+                    raise P.BadMessage("too many frames")
                 handler(frames)
-            except Exception as exc:
-                logger.warning("ignored a malformed message (%s: %s)", type(exc).__name__, exc)
+            except (P.BadMessage, UnicodeDecodeError) as exc:
+                self.bad_messages += 1
+                if self.bad_messages <= 10 or self.bad_messages % 1000 == 0:
+                    logger.warning("dropped a malformed message (%s)", exc)
 
     def _on_master_message(self, frames: list[bytes]) -> None:
-        tag = frames[0]
-        payload = P.decode(frames[1]) if len(frames) > 1 else {}
+        if len(frames) != 2:
+            raise P.BadMessage("a master message has a tag and one JSON frame")
+        tag, payload = frames[0], P.decode(frames[1])
         self.last_ack = time.monotonic()
-        if tag == P.KILL_JOB:
-            self._kill(str(payload["job_id"]))
+        if self.master_lost:
+            self.master_lost = False
+            logger.info("the master at %s answers again", self.master_address)
+        if tag == P.ACK:
+            if payload.get("registered"):
+                self._accept_registration(payload)
+        elif tag == P.KILL_JOB:
+            self._kill(P.text(payload, "job_id", max_len=64))
         elif tag == P.SHUTDOWN:
             self.running = False
+        elif tag == P.ERROR and payload.get("kind") == "unknown_worker":
+            # A restarted master (or one that gave up on this worker): register again with
+            # every job this worker runs, so its actors stay on the books.
+            now = time.monotonic()
+            if now - self.last_register > self.timeouts.heartbeat_interval:
+                self.last_register = now
+                logger.info("registering again with the master at %s", self.master_address)
+                self._to_master(P.REGISTER_WORKER, self._registration())
         elif tag == P.ERROR:
-            logger.error("the master dropped this worker: %s", payload.get("message"))
-            self.running = False
+            logger.error("the master refused this worker: %s", payload.get("message"))
 
     def shutdown(self) -> None:
-        """Kill every job, then close the sockets."""
+        """End every job's process group, then close the sockets."""
         for proc in self.procs.values():
-            if proc.poll() is None:
-                proc.kill()
+            if proc.returncode is None:
+                kill_group(proc.pid)
         for proc in self.procs.values():
             proc.wait()
         shutil.rmtree(self.files_dir, ignore_errors=True)
+        self.master_watch.close(self.master)
+        self.jobs_watch.close(self.jobs_socket)
         self.master.close(linger=200)
         self.jobs_socket.close()
+        if self.gatekeeper is not None:
+            self.gatekeeper.stop()
         self.context.term()
+
+
+def _exit_reason(job_id: str, pid: int, code: int) -> dict[str, str]:
+    if code == 0:
+        return {"reason": "released", "message": "released by its client"}
+    return {
+        "reason": "exited",
+        "message": f"the actor's process (job {job_id}, pid {pid}) on {socket.gethostname()} "
+        f"died ({_exit_text(code)}); its log: `xparl logs {job_id}`. Create a new actor to go on.",
+    }
 
 
 def _exit_text(code: int) -> str:
@@ -297,7 +469,7 @@ def _exit_text(code: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point of the worker process."""
+    """Entry point of the worker process; the cluster secret arrives on stdin's first line."""
     parser = argparse.ArgumentParser(prog="python -m parl.remote.worker")
     parser.add_argument("--address", required=True)
     parser.add_argument("--cpu_num", type=int, required=True)
@@ -307,21 +479,30 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port-range", default=None)
     parser.add_argument("--data-dir", required=True)
     parser.add_argument("--ready-file", default=None)
+    parser.add_argument("--owner-pid", type=int, default=None)
+    parser.add_argument("--mode", choices=[m.value for m in Mode], default=Mode.AUTH.value)
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.INFO, stream=sys.stderr, format="%(asctime)s worker %(levelname)s %(message)s"
     )
+    secret = sys.stdin.readline().strip() or None
     gpus = [g.strip() for g in args.gpu.split(",") if g.strip()]
-    worker = Worker(
-        args.address,
-        args.cpu_num,
-        gpus,
-        args.host,
-        Path(args.data_dir),
-        Timeouts(),
-        args.advertise_host,
-        args.port_range,
-    )
+    try:
+        worker = Worker(
+            args.address,
+            args.cpu_num,
+            gpus,
+            args.host,
+            Path(args.data_dir),
+            Timeouts(),
+            Security.for_mode(Mode(args.mode), secret),
+            Limits(),
+            args.advertise_host,
+            args.port_range,
+            args.owner_pid,
+        )
+    except (ValueError, zmq.ZMQError) as exc:
+        _fail(args.ready_file, str(exc))
 
     def stop(signum: int, frame: Any) -> None:
         worker.running = False
@@ -330,28 +511,28 @@ def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGINT, stop)
     try:
         worker.register()
-    except RuntimeError as exc:
-        logger.error("%s", exc)
-        if args.ready_file:
-            Path(args.ready_file).write_text(json.dumps({"error": str(exc)}))
+    except (RuntimeError, P.BadMessage) as exc:
         worker.shutdown()
-        sys.exit(2)
+        _fail(args.ready_file, str(exc))
     if args.ready_file:
-        tmp = Path(args.ready_file + ".tmp")
-        tmp.write_text(
-            json.dumps(
-                {"pid": os.getpid(), "worker_id": worker.worker_id, "address": worker.address}
-            )
-        )
-        tmp.replace(args.ready_file)
+        ready = {"pid": os.getpid(), "worker_id": worker.worker_id, "address": worker.address}
+        write_atomic(args.ready_file, P.encode(ready))
     logger.info(
-        "worker %s serving %s with %d CPUs, GPUs %s",
+        "worker %s serving %s with %d CPUs, GPUs %s (%s)",
         worker.worker_id,
         args.address,
         args.cpu_num,
         gpus,
+        worker.job_security.mode.value,
     )
     worker.serve()
+
+
+def _fail(ready_file: str | None, message: str) -> NoReturn:
+    logger.error("%s", message)
+    if ready_file:
+        write_atomic(ready_file, P.encode({"error": message}))
+    sys.exit(2)
 
 
 if __name__ == "__main__":

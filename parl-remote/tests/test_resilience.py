@@ -1,0 +1,211 @@
+"""A cluster under load and faults keeps every actor: a stalled master, a restarted master, a
+killed worker, a stopped job, a slow call. Real processes on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import parl
+import parl.remote
+from parl.remote import ActorDiedError, CallTimeoutError, MasterLostError, ResourceError
+from parl.remote.cluster import LocalCluster
+
+import psutil
+import pytest
+
+from .conftest import free_port, gone, stop_and_check, wait_for
+
+BUSY_CLIENT = Path(__file__).with_name("busy_client.py")
+
+
+def _calls(script) -> int:  # type: ignore[no-untyped-def]
+    counts = script.saw("calls ")
+    return int(counts[-1].split()[1]) if counts else 0
+
+
+@pytest.mark.slow
+def test_two_busy_clients_survive_a_stalled_master(start_cluster, scripts) -> None:
+    """The issue's scenario, shortened for CI: two clients call their actors back to back and
+    the master is stopped (SIGSTOP) for 6 s. No call fails, and the cluster is whole after."""
+    cluster = start_cluster(2)
+    worker = psutil.Process(cluster.workers[0]["pid"])
+    clients = [scripts(BUSY_CLIENT, cluster.address) for _ in range(2)]
+    for client in clients:
+        wait_for(lambda c=client: c.saw("ready"), 30, "a client's actor")
+    jobs = {a["job_id"]: a["pid"] for a in cluster.query()["actors"]}
+    for client in clients:
+        client.send("go")
+    wait_for(lambda: all(_calls(c) >= 300 for c in clients), 30, "the clients to get going")
+    master = cluster.master["pid"]
+    os.kill(master, signal.SIGSTOP)
+    stopped_at = time.monotonic()
+    try:
+        at_stop = [_calls(c) for c in clients]
+        wait_for(
+            lambda: (
+                time.monotonic() - stopped_at >= 6
+                and all(c.saw("lost") for c in clients)
+                and all(_calls(c) >= n + 500 for c, n in zip(clients, at_stop, strict=True))
+            ),
+            30,
+            "6 s of stall that the clients noticed while their calls went on",
+        )
+    finally:
+        os.kill(master, signal.SIGCONT)
+    at_resume = [_calls(c) for c in clients]
+    wait_for(
+        lambda: (
+            all(c.saw("back") for c in clients)
+            and all(_calls(c) >= n + 300 for c, n in zip(clients, at_resume, strict=True))
+        ),
+        30,
+        "the clients to see the master again",
+    )
+    assert {a["job_id"]: a["pid"] for a in cluster.query()["actors"]} == jobs  # same actors
+    reports = [json.loads(c.finish()) for c in clients]
+    assert [r["errors"] for r in reports] == [0, 0], reports
+    assert worker.is_running() and worker.status() != psutil.STATUS_ZOMBIE
+    wait_for(lambda: cluster.query()["cpus_vacant"] == 2, 10, "both CPUs back after the clients")
+    status = cluster.query()
+    assert [w["pid"] for w in status["workers"]] == [worker.pid] and status["lost_workers"] == []
+    parl.remote.connect(cluster.address)
+    assert _Echo().echo(5) == 5
+
+
+@parl.remote_class
+class _Echo:
+    def echo(self, value: object) -> object:
+        return value
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def sleep(self, seconds: float) -> float:
+        time.sleep(seconds)
+        return seconds
+
+
+@pytest.mark.slow
+def test_restarted_master_gets_its_workers_and_actors_back(scripts) -> None:
+    """A master killed and started again on the same port (same persisted secret): the worker
+    registers again with its running actor, the client says hello again, nothing fails."""
+    port = free_port()
+    first = LocalCluster.start(2, port=port)
+    second = None
+    try:
+        client = parl.remote.connect(first.address)
+        actor = _Echo()
+        job_pid = actor.pid()
+        errors: list[BaseException] = []
+        calls = [0]
+        stop = threading.Event()
+
+        def drive() -> None:
+            while not stop.is_set():
+                try:
+                    actor.echo(calls[0])
+                    calls[0] += 1
+                except BaseException as exc:
+                    errors.append(exc)
+                    return
+
+        thread = threading.Thread(target=drive, daemon=True)
+        thread.start()
+        os.kill(first.master["pid"], signal.SIGKILL)
+        wait_for(lambda: client.master_lost, 10, "the client to notice the master is gone")
+        with pytest.raises(MasterLostError, match="Existing actors keep working"):
+            _Echo()
+        before = calls[0]
+        wait_for(lambda: calls[0] > before + 100, 10, "calls while the master is down")
+        second = LocalCluster.start(0, port=port)
+        assert second.security.secret == first.security.secret
+        assert second.workers == first.workers  # kept in the record: `xparl stop` finds them
+
+        def back() -> bool:
+            status = second.query()
+            return (
+                [w["worker_id"] for w in status["workers"]] == [first.workers[0]["worker_id"]]
+                and [a["pid"] for a in status["actors"]] == [job_pid]
+                and len(status["clients"]) == 1
+            )
+
+        wait_for(back, 15, "the worker, its actor and the client back on the new master")
+        wait_for(lambda: client.master_lost is None, 10, "the client to see the new master")
+        other = _Echo()
+        assert other.echo("new") == "new" and second.query()["cpus_used"] == 2
+        stop.set()
+        thread.join(10)
+        assert errors == [] and calls[0] > before + 100
+        assert actor.pid() == job_pid
+    finally:
+        parl.remote.disconnect()
+        stop_and_check(second or first)
+        first.stop()
+
+
+def test_a_killed_workers_cpus_are_not_handed_out(start_cluster) -> None:
+    cluster = start_cluster(3)  # the victim: most vacant CPUs, so it is picked first
+    survivor = cluster.add_worker(2)
+    victim = cluster.workers[0]
+    cluster.wait_for_jobs(5, 20)
+    parl.remote.connect(cluster.address, resource_timeout=2)
+    os.kill(victim["pid"], signal.SIGKILL)
+    wait_for(lambda: gone([victim["pid"]]), 5, "the victim to die")
+    actors = [_Echo(), _Echo()]  # at once: the master still counts the victim as alive
+    assert {a._xparl_channel.job_id[:8] for a in actors} == {survivor["worker_id"]}
+    assert [a.echo(i) for i, a in enumerate(actors)] == [0, 1]
+    wait_for(lambda: cluster.query()["lost_workers"], 10, "the master to leave the victim out")
+    status = cluster.query()
+    assert status["cpus_total"] == 2 and status["cpus_vacant"] == 0
+    with pytest.raises(ResourceError, match="not answering"):
+        _Echo()
+
+
+def test_a_stopped_actor_becomes_an_error_at_the_caller(connected, shared_cluster) -> None:
+    actor = _Echo()
+    pid = actor.pid()
+    outcome: dict[str, object] = {}
+
+    def call() -> None:
+        try:
+            actor.sleep(0.5)
+            actor.sleep(60)
+        except BaseException as exc:
+            outcome["error"], outcome["at"] = exc, time.monotonic()
+
+    thread = threading.Thread(target=call, daemon=True)
+    thread.start()
+    os.kill(pid, signal.SIGSTOP)
+    stopped_at = time.monotonic()
+    thread.join(20)
+    assert isinstance(outcome.get("error"), ActorDiedError), outcome
+    assert "stopped answering heartbeats" in str(outcome["error"])
+    heartbeat_timeout = parl.remote.get_client().timeouts.heartbeat_timeout
+    assert outcome["at"] - stopped_at < heartbeat_timeout + 5  # type: ignore[operator]
+    wait_for(
+        lambda: not psutil.pid_exists(pid) or psutil.Process(pid).status() == "zombie",
+        10,
+        "the stopped job to be killed",
+    )
+
+
+def test_call_timeout_raises_and_the_actor_goes_on(connected) -> None:
+    @parl.remote_class(call_timeout=1.0)
+    class Slow:
+        def sleep(self, seconds: float) -> float:
+            time.sleep(seconds)
+            return seconds
+
+    actor = Slow()
+    start = time.monotonic()
+    with pytest.raises(CallTimeoutError, match="call_timeout"):
+        actor.sleep(1.5)
+    assert time.monotonic() - start < 1.5
+    assert actor.sleep(0.01) == 0.01  # waits behind the slow call, gets its own answer
+    with pytest.raises(ValueError, match="call_timeout=-1"):
+        parl.remote_class(call_timeout=-1)

@@ -1,0 +1,446 @@
+"""Trust on real clusters: strangers without the secret run nothing, members cannot take what
+is not theirs, encryption hides payloads, fuzzed frames are dropped and counted, files are
+owner-only."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import socket
+import stat
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import parl
+import parl.remote
+from parl.remote import protocol as P
+from parl.remote.client import ActorChannel, _JobUnreachable
+from parl.remote.cluster import LocalCluster, find_security
+from parl.remote.security import SECRET_ENV, Mode, Security, read_secret_file
+
+import cloudpickle
+import numpy as np
+import pytest
+import zmq
+from zmq.auth.thread import ThreadAuthenticator
+
+from .conftest import init_frames, raw_socket, wait_for
+
+MARKER = b"PLAINTEXT-MARKER-7f3a"
+
+
+class Bomb:
+    """A pickle that writes a file when it is loaded."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __reduce__(self) -> tuple:
+        return (self.path.write_text, ("an impostor's pickle was loaded",))
+
+
+@parl.remote_class
+class Echo:
+    def echo(self, value: object) -> object:
+        return value
+
+
+def _no_answer(sock: zmq.Socket, frames: list[bytes], wait_ms: int = 300) -> bool:
+    sock.send_multipart(frames)
+    answered = bool(sock.poll(wait_ms))
+    sock.close()
+    return not answered
+
+
+def _xparl(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "parl.remote.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env if env is not None else dict(os.environ),
+    )
+
+
+STRANGER_CLIENT = """
+import sys, parl
+
+class Pwned:
+    def __init__(self, path):
+        open(path, "w").write("a stranger ran code here")
+
+try:
+    parl.connect(sys.argv[1], connect_timeout=3)
+    parl.remote_class(Pwned)(sys.argv[2])
+    print("CONNECTED")
+except Exception as exc:
+    print(type(exc).__name__, exc)
+"""
+
+
+def test_strangers_without_the_secret_run_nothing(start_cluster, scripts, tmp_path) -> None:
+    cluster = start_cluster(1)
+    idle = cluster.query()["workers"][0]["idle"][0]
+    marker = tmp_path / "pwned"
+    elsewhere = {**os.environ, "XPARL_HOME": str(tmp_path / "other-home")}
+    # A client on "another machine" (no record of the cluster), one with a wrong secret, and
+    # workers without the secret or with a wrong one: all at once, they take a while to start.
+    wrong_env = {**elsewhere, SECRET_ENV: "w" * 64}
+    clients = [
+        scripts(STRANGER_CLIENT, cluster.address, str(marker), env=e)
+        for e in (elsewhere, wrong_env)
+    ]
+    join = ["-m", "parl.remote.cli", "connect", "--address", cluster.address, "--cpu_num", "4"]
+    workers = [
+        subprocess.Popen(
+            [sys.executable, *join, *extra], env=env, stderr=subprocess.PIPE, text=True
+        )
+        for extra, env in ((["--insecure"], elsewhere), ([], wrong_env))
+    ]
+    # INIT with a constructor straight to a free job: no secret, then a wrong job password.
+    assert _no_answer(raw_socket(idle["address"], None), init_frames(marker))
+    sock = zmq.Context.instance().socket(zmq.DEALER)
+    sock.linger = 0
+    Security("w" * 64).dial_job(sock, idle["job_id"], "plain")
+    sock.connect(f"tcp://{idle['address']}")
+    assert _no_answer(sock, init_frames(marker))
+    for client in clients:
+        line = client.finish()
+        assert line.startswith("AuthenticationError") and SECRET_ENV in line, line
+    for worker in workers:
+        _, err = worker.communicate(timeout=60)
+        assert worker.returncode != 0 and "refused" in err, err
+    assert not marker.exists()
+    status = cluster.query()
+    assert status["workers"][0]["idle"][0] == idle  # the job is still free
+    assert status["cpus_total"] == 1 and status["refused_connections"] >= 2
+    parl.remote.connect(cluster.address)
+    actor = Echo()
+    assert actor.echo(3) == 3 and actor._xparl_channel.job_id == idle["job_id"]
+    # The control: the same frames from a holder of the secret do run the constructor.
+    del actor
+    job = wait_for(lambda: cluster.query()["workers"][0]["idle"], 20, "a new warm job")[0]
+    sock = zmq.Context.instance().socket(zmq.DEALER)
+    sock.linger = 0
+    cluster.security.dial_job(sock, job["job_id"], "plain")
+    sock.connect(f"tcp://{job['address']}")
+    sock.send_multipart(init_frames(marker))
+    assert sock.poll(10_000) and sock.recv_multipart()[1] == P.REPLY_OK
+    sock.close()
+    assert marker.read_text() == "a stranger ran code here"
+
+
+def test_the_control_plane_is_refused_to_strangers_and_other_members(start_cluster) -> None:
+    cluster = start_cluster(1)
+    client = parl.remote.connect(cluster.address)
+    actor = Echo()
+    job_id = actor._xparl_channel.job_id
+    worker = cluster.query()["workers"][0]
+    requests = [
+        [P.STATUS, b"{}"],
+        [P.SHUTDOWN, b"{}"],
+        [P.RELEASE_ACTOR, P.encode({"client_id": client.client_id, "job_id": job_id})],
+        [P.REGISTER_WORKER, P.encode({"worker_id": worker["worker_id"], "cpu_num": 64})],
+    ]
+    for frames in requests:  # strangers: not even an answer
+        assert _no_answer(raw_socket(cluster.address, None), frames)
+    member = raw_socket(cluster.address, cluster.security)
+
+    def ask(tag: bytes, payload: dict) -> dict:
+        member.send_multipart([tag, P.encode(payload)])
+        assert member.poll(5000), tag
+        reply_tag, body = member.recv_multipart()
+        return {"tag": reply_tag, **P.decode(body)}
+
+    other = "1" * 32
+    assert ask(P.HELLO, {**P.identity(), "client_id": other})["tag"] == P.ACK
+    assert ask(P.RELEASE_ACTOR, {"client_id": other, "job_id": job_id})["kind"] == "not_owner"
+    forged = ask(P.RELEASE_ACTOR, {"client_id": client.client_id[:8], "job_id": job_id})
+    assert forged["kind"] == "unknown_client"  # status shows 8 characters: not enough
+    takeover = {
+        **P.identity(),
+        "worker_id": worker["worker_id"],
+        "token": "0" * 32,
+        "seq": 1,
+        "host": "127.0.0.1",
+        "address": "127.0.0.1:1",
+        "cpu_num": 64,
+        "jobs": {},
+    }
+    assert ask(P.REGISTER_WORKER, takeover)["kind"] == "refused"
+    assert ask(P.SHUTDOWN, {})["kind"] == "bad_message"
+    member.close()
+    assert actor.echo("still mine") == "still mine"
+    status = cluster.query()
+    assert [(w["worker_id"], w["pid"]) for w in status["workers"]] == [
+        (worker["worker_id"], worker["pid"])
+    ]
+    assert status["cpus_total"] == 1 and status["refused_requests"] >= 2
+    assert status["refused_connections"] >= len(requests)
+    del actor
+    assert Echo().echo(1) == 1
+
+
+class _Relay:
+    """A TCP relay on loopback that records every byte it forwards."""
+
+    def __init__(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.address = f"127.0.0.1:{self.listener.getsockname()[1]}"
+        self.target = ""
+        self.seen = bytearray()
+        self.sockets: list[socket.socket] = [self.listener]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        try:
+            conn, _ = self.listener.accept()
+        except OSError:
+            return
+        host, port = self.target.rsplit(":", 1)
+        upstream = socket.create_connection((host, int(port)))
+        self.sockets += [conn, upstream]
+        for a, b in ((conn, upstream), (upstream, conn)):
+            threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    def _pump(self, source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(1 << 16):
+                self.seen += data
+                sink.sendall(data)
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        for sock in self.sockets:
+            sock.close()
+
+
+@pytest.mark.parametrize("mode", [Mode.AUTH, Mode.ENCRYPT])
+def test_encryption_hides_payloads_on_the_wire(start_cluster, mode: Mode) -> None:
+    cluster = start_cluster(1, mode=mode)
+    client = parl.remote.connect(cluster.address)
+    relay = _Relay()
+    request = client.request
+
+    def through_relay(tag: bytes, payload: dict, timeout: float) -> dict:
+        reply = request(tag, payload, timeout)
+        if tag == P.REQUEST_ACTOR:
+            relay.target, reply = reply["address"], {**reply, "address": relay.address}
+        return reply
+
+    client.request = through_relay  # type: ignore[method-assign]
+    try:
+        actor = Echo()
+        assert actor.echo(MARKER * 8) == MARKER * 8
+        assert len(relay.seen) > 8 * len(MARKER)
+        assert (MARKER in relay.seen) is (mode is Mode.AUTH)  # plain on loopback unless asked
+    finally:
+        relay.close()
+
+
+class _AnyPassword(ThreadAuthenticator):
+    def _authenticate_plain(self, domain: str, username: str, password: str) -> tuple:
+        return True, b"OK"
+
+
+def test_a_fake_job_gets_nothing_from_a_client(connected, tmp_path) -> None:
+    """A process that took a job's port answers HELLO without the secret: the client sends it
+    nothing of the user's and unpickles nothing it sent."""
+    client = parl.remote.get_client()
+    context = zmq.Context()
+    gate = _AnyPassword(context)  # an impostor admits whoever knocks
+    gate.start()
+    fake = context.socket(zmq.ROUTER)
+    fake.plain_server = True
+    fake.zap_domain = b"anything"
+    port = fake.bind_to_random_port("tcp://127.0.0.1")
+    received: list[bytes] = []
+
+    def impostor() -> None:
+        if fake.poll(10_000):
+            identity, seq, op, *_ = fake.recv_multipart()
+            received.append(op)
+            bomb = cloudpickle.dumps(Bomb(tmp_path / "never"))
+            fake.send_multipart([identity, seq, P.REPLY_OK, b"x" * 32, bomb])
+
+    thread = threading.Thread(target=impostor, daemon=True)
+    thread.start()
+    grant = {
+        "job_id": "feedface-0001",
+        "address": f"127.0.0.1:{port}",
+        "mechanism": "plain",
+        "max_message_bytes": 1 << 20,
+    }
+    channel = ActorChannel(client, grant, "Echo")
+    with pytest.raises(_JobUnreachable, match="failed to prove"):
+        channel.verify()
+    channel.close(notify=True, release=False)
+    thread.join(5)
+    fake.close(linger=0)
+    gate.stop()
+    context.term()
+    assert received == [P.OP_HELLO] and not (tmp_path / "never").exists()
+
+
+def _fuzz_frames(rng: random.Random, tags: list[bytes]) -> list[bytes]:
+    junk: list[object] = [
+        None,
+        7,
+        -1,
+        2**70,
+        "x" * 300,
+        [1, "a", None],
+        {"jobs": "nope"},
+        {"ready": [1, 2]},
+        True,
+        1.5,
+    ]
+    keys = ["worker_id", "token", "client_id", "job_id", "jobs", "cpu_num", "seq", "request_id"]
+    payload = {rng.choice(keys): rng.choice(junk) for _ in range(rng.randrange(4))}
+    choice = rng.randrange(5)
+    if choice == 0:
+        return [rng.randbytes(rng.randrange(1, 64)) for _ in range(rng.randrange(1, 5))]
+    if choice == 1:
+        return [rng.choice(tags), json.dumps(rng.choice(junk)).encode()]
+    if choice == 2:
+        return [rng.choice(tags), b"{" + rng.randbytes(20)]
+    if choice == 3:
+        return [rng.choice(tags)]
+    return [rng.choice(tags), json.dumps(payload).encode()]
+
+
+def test_bounded_fuzz_of_every_port_is_dropped_and_counted(start_cluster) -> None:
+    cluster = start_cluster(2)
+    status = cluster.query()
+    worker = status["workers"][0]
+    job = worker["idle"][0]
+    rng = random.Random(0)
+    control_tags = [
+        getattr(P, n) for n in dir(P) if n.isupper() and isinstance(getattr(P, n), bytes)
+    ]
+    ops = [P.OP_HELLO, P.OP_INIT, P.OP_CALL, P.OP_GET, P.OP_SET, P.OP_RELEASE, P.OP_PING, b"Z"]
+    for address in (cluster.address, worker["address"], job["address"]):  # strangers
+        host, port = address.rsplit(":", 1)
+        for size in (1, 10, 64, 4096):
+            with socket.create_connection((host, int(port)), timeout=2) as raw:
+                raw.sendall(rng.randbytes(size))
+    for address in (cluster.address, worker["address"]):  # members with malformed messages
+        sock = raw_socket(address, cluster.security)
+        for _ in range(150):
+            sock.send_multipart(_fuzz_frames(rng, control_tags))
+        sock.close(linger=2000)
+    sock = zmq.Context.instance().socket(zmq.DEALER)
+    sock.linger = 2000
+    cluster.security.dial_job(sock, job["job_id"], "plain")
+    sock.connect(f"tcp://{job['address']}")
+    sock.send_multipart([b"\0" * 8, P.OP_INIT])  # a 2-frame INIT
+    sock.send_multipart([b"\0" * 8, P.OP_INIT, b"[]", b"x"])
+    for _ in range(100):
+        frames = _fuzz_frames(rng, ops)
+        if frames[0] != P.OP_INIT:
+            sock.send_multipart([rng.randbytes(8), *frames])
+    answers = 0
+    while sock.poll(1000):
+        sock.recv_multipart()
+        answers += 1
+    sock.close()
+    assert answers > 50  # malformed requests are answered with an error, not a crash
+    wait_for(
+        lambda: (
+            cluster.query()["bad_messages"] >= 60
+            and cluster.query()["workers"][0]["bad_messages"] >= 60
+        ),
+        10,
+        "the master and the worker to count the malformed messages",
+    )
+    status = cluster.query()
+    assert {w["pid"] for w in status["workers"]} == {worker["pid"]}
+    assert any(j["job_id"] == job["job_id"] for j in status["workers"][0]["idle"])
+    parl.remote.connect(cluster.address)
+    actors = [Echo(), Echo()]
+    assert [a.echo(i) for i, a in enumerate(actors)] == [0, 1]
+    assert job["job_id"] in {a._xparl_channel.job_id for a in actors}
+
+
+def test_sizes_are_bounded_per_kind(start_cluster, monkeypatch) -> None:
+    monkeypatch.setenv("XPARL_MAX_MESSAGE_MB", "1")  # for the cluster's jobs and this client
+    cluster = start_cluster(2)
+    member = raw_socket(cluster.address, cluster.security)
+    member.send_multipart([P.STATUS, b" " * (P.CONTROL_MAX_BYTES + 1)])  # a huge control frame
+    assert not member.poll(500)  # dropped by libzmq before it was read: no answer
+    member.close()
+    parl.remote.connect(cluster.address)
+    actor = Echo()
+    big = np.zeros(2**19, dtype=np.float32)  # 2 MiB
+    with pytest.raises(parl.remote.SerializeError, match="XPARL_MAX_MESSAGE_MB"):
+        actor.echo(big)
+
+    @parl.remote_class
+    class Grower:
+        def make(self, n: int) -> np.ndarray:
+            return np.zeros(n, dtype=np.uint8)
+
+    grower = Grower()
+    with pytest.raises(parl.remote.SerializeError, match="more than the 1 MiB"):
+        grower.make(2**21)
+    assert grower.make(10).shape == (10,) and actor.echo(big[:10]).shape == (10,)
+    assert cluster.query()["workers"][0]["pid"] == cluster.workers[0]["pid"]
+
+
+def test_secret_sources_and_mistakes(tmp_path, monkeypatch) -> None:
+    loose = tmp_path / "loose"
+    loose.write_text("s" * 40)
+    loose.chmod(0o644)
+    with pytest.raises(ValueError, match="chmod 600"):
+        read_secret_file(loose)
+    short = tmp_path / "short"
+    short.write_text("abc")
+    short.chmod(0o600)
+    with pytest.raises(ValueError, match="at least 16"):
+        read_secret_file(short)
+    with pytest.raises(ValueError, match="does not exist"):
+        read_secret_file(tmp_path / "missing")
+    good = tmp_path / "good"
+    good.write_text("g" * 40 + "\n")
+    good.chmod(0o600)
+    monkeypatch.setenv(SECRET_ENV, "e" * 40)
+    assert find_security("10.0.0.1:1", good).secret == "g" * 40  # the file wins
+    assert find_security("10.0.0.1:1").secret == "e" * 40
+    monkeypatch.delenv(SECRET_ENV)
+    assert find_security("10.0.0.1:1").secret is None  # nothing known: only --insecure works
+    with pytest.raises(ValueError, match="loopback only"):
+        LocalCluster.start(1, host="0.0.0.0", mode=Mode.INSECURE)
+    result = _xparl("start", "--port", "1", "--insecure", "--host", "0.0.0.0")
+    assert result.returncode != 0 and "loopback only" in result.stderr
+
+
+def test_everything_the_cluster_writes_is_owner_only(start_cluster, tmp_path, monkeypatch) -> None:
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "token.txt").write_text("api-token")
+    monkeypatch.chdir(tmp_path)
+    cluster = start_cluster(1)
+    parl.remote.connect(cluster.address, distributed_files=["data"])
+
+    @parl.remote_class
+    class Talker:
+        def say(self) -> str:
+            print("an api token in a log")
+            return open("data/token.txt").read()
+
+    talker = Talker()  # alive while its files are checked
+    assert talker.say() == "api-token"
+    loose = []
+    for path in [cluster.data_dir, *cluster.data_dir.rglob("*")]:
+        mode = stat.S_IMODE(path.stat().st_mode)
+        if mode & 0o077:
+            loose.append((str(path), oct(mode)))
+    assert loose == []
+    assert list(cluster.data_dir.rglob("files/*/data/token.txt"))  # the shipped copy was checked
+    home = Path(os.environ["XPARL_HOME"])
+    assert stat.S_IMODE((home / "clusters").stat().st_mode) == 0o700
+    shutil.rmtree(tmp_path / "data")
