@@ -1,11 +1,32 @@
-"""Input conversion and shape checks shared by the algorithms: clear errors, not broadcasts."""
+"""Batch conversion and checks for ``learn`` methods: clear errors instead of silent broadcasts.
+
+Algorithms take numpy arrays or tensors; these helpers convert them and check that every input
+of a batch has one entry per observation. A ``[B]`` reward added to a ``[B, 1]`` value would
+broadcast to ``[B, B]`` without a word; here it is either reshaped (``[B, 1]`` to ``[B]``) or
+refused with the shapes in the message. ``predict`` and ``sample`` do not use them: as in
+PARL 2.x, a single unbatched observation goes to the model as it is.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
+import numpy.typing as npt
 import paddle
+
+__all__ = [
+    "BatchLike",
+    "as_batch_actions",
+    "as_batch_obs",
+    "as_batch_vector",
+    "check_action_range",
+    "is_integer",
+    "to_tensor",
+]
+
+BatchLike: TypeAlias = "paddle.Tensor | npt.ArrayLike"
+"""What ``learn`` methods take: a tensor, a numpy array or anything ``numpy.asarray`` takes."""
 
 
 def to_tensor(value: Any, dtype: str) -> paddle.Tensor:
@@ -23,13 +44,13 @@ def is_integer(value: Any) -> bool:
     return bool(np.issubdtype(np.asarray(value).dtype, np.integer))
 
 
-def as_batch_obs(obs: Any, where: str) -> paddle.Tensor:
+def as_batch_obs(obs: Any, where: str, name: str = "obs") -> paddle.Tensor:
     """Return a float32 ``[B, ...]`` observation batch; a single 1-D observation is refused."""
     tensor = to_tensor(obs, "float32")
     if tensor.ndim < 2:
         raise ValueError(
-            f"{where}: obs must be a batch shaped [B, obs_dim], got shape {list(tensor.shape)}; "
-            "add a batch axis, e.g. obs[None]"
+            f"{where}: {name} must be a batch shaped [B, obs_dim], got shape "
+            f"{list(tensor.shape)}; add a batch axis, e.g. {name}[None]"
         )
     return tensor
 
