@@ -25,6 +25,7 @@ import paddle
 __all__ = ["make_target", "update_target"]
 
 LayerT = TypeVar("LayerT", bound=paddle.nn.Layer)
+_FLOAT_DTYPES = frozenset({paddle.float16, paddle.bfloat16, paddle.float32, paddle.float64})
 
 
 def make_target(model: LayerT) -> LayerT:
@@ -66,7 +67,8 @@ def update_target(source: paddle.nn.Layer, target: paddle.nn.Layer, decay: float
     # lerp_ and scale_+add_ on paddle 3.3, see benchmarks/core).
     with paddle.no_grad():
         for src, dst in pairs:
-            if decay == 0.0 or not dst.is_floating_point():
+            # A dtype lookup: Tensor.is_floating_point() costs ~9 µs a call on paddle 3.3.
+            if decay == 0.0 or dst.dtype not in _FLOAT_DTYPES:
                 # paddle's stub omits copy_'s source argument, which it takes at runtime.
                 dst.copy_(src)  # type: ignore[call-arg]
             else:
