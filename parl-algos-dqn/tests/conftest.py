@@ -5,21 +5,10 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import parl
+from parl.testing import LinearModel
 
 import numpy as np
-import paddle
 import pytest
-
-
-class LinearQ(parl.Model):
-    """``Q = obs @ W + b``: small enough to write the TD loss by hand in numpy."""
-
-    def __init__(self, obs_dim: int, act_dim: int) -> None:
-        super().__init__()
-        self.fc = paddle.nn.Linear(obs_dim, act_dim)
-
-    def forward(self, obs):
-        return self.fc(obs)
 
 
 @pytest.fixture(autouse=True)
@@ -30,7 +19,7 @@ def _seed() -> None:
 @pytest.fixture
 def helpers() -> SimpleNamespace:
     """The helpers above, by name."""
-    return SimpleNamespace(LinearQ=LinearQ)
+    return SimpleNamespace(LinearQ=LinearModel)  # Q = obs @ W + b
 
 
 @pytest.fixture

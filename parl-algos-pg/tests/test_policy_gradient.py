@@ -8,7 +8,7 @@ from pathlib import Path
 
 import parl
 from parl.core.errors import ModelContractError
-from parl.testing import AlgorithmContract, BadInput, IdentityEnv
+from parl.testing import AlgorithmContract, BadInput, IdentityEnv, LinearModel
 
 import gymnasium as gym
 import numpy as np
@@ -34,18 +34,10 @@ class ProbsMLP(parl.Model):
         return F.softmax(self.fc2(paddle.tanh(self.fc1(obs))), axis=-1)
 
 
-class LinearLogits(parl.Model):
-    """A single linear layer returning logits, so the loss is easy to write in numpy."""
-
-    def __init__(self, obs_dim: int, act_dim: int) -> None:
-        super().__init__()
-        self.fc = paddle.nn.Linear(obs_dim, act_dim)
-
-    def forward(self, obs):
-        return self.fc(obs)
+LinearLogits = LinearModel  # logits = obs @ W + b: the loss is easy to write in numpy
 
 
-class LinearProbs(LinearLogits):
+class LinearProbs(LinearModel):
     def forward(self, obs):
         return F.softmax(self.fc(obs), axis=-1)
 

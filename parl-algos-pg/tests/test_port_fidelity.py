@@ -95,19 +95,17 @@ class MujocoModel(parl.Model):
 
     def __init__(self, obs_dim: int, act_dim: int) -> None:
         super().__init__()
-        self.fc1 = paddle.nn.Linear(obs_dim, 64)
-        self.fc_value = paddle.nn.Linear(64, 1)
-        self.fc_pi = paddle.nn.Linear(64, act_dim)
+        self.body = paddle.nn.Sequential(paddle.nn.Linear(obs_dim, 64), paddle.nn.Tanh())
+        self.fc_value, self.fc_pi = paddle.nn.Linear(64, 1), paddle.nn.Linear(64, act_dim)
         self.fc_pi_std = paddle.create_parameter(
             [1, act_dim], "float32", default_initializer=paddle.nn.initializer.Constant(0.0)
         )
 
     def value(self, obs):
-        return self.fc_value(paddle.tanh(self.fc1(obs)))
+        return self.fc_value(self.body(obs))
 
     def policy(self, obs):
-        mean = self.fc_pi(paddle.tanh(self.fc1(obs)))
-        return mean, paddle.exp(self.fc_pi_std)
+        return self.fc_pi(self.body(obs)), paddle.exp(self.fc_pi_std)
 
 
 class MujocoAgent(parl.Agent):

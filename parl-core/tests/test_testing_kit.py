@@ -204,11 +204,6 @@ class RegressionContract(AlgorithmContract):
         obs = np.eye(4, dtype=np.float32)[rng.integers(0, 4, 16)]
         return agent.learn(obs, obs)
 
-    def train(self, agent, env, steps, seed):
-        rng = np.random.default_rng(seed)
-        for _ in range(steps):
-            self.learn_batch(agent, rng)
-
     def bad_inputs(self, agent):
         yield BadInput(
             "unbatched obs to learn",

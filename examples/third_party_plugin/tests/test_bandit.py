@@ -1,7 +1,7 @@
 """The plugin as its users meet it: through PARL's registry, from an installed wheel.
 
 ``parl.testing.AlgorithmContract`` gives it PARL's standard suite (conformance, learning,
-determinism, save/restore, checkpoint-resume, bad input) from four hooks.
+determinism, save/restore, checkpoint-resume, bad input) from three hooks.
 """
 
 from __future__ import annotations
@@ -60,11 +60,6 @@ class TestContextualBandit(AlgorithmContract):
         obs = EYE[rng.integers(0, 4, 32)]
         actions = agent.sample(obs)
         return agent.learn(obs, actions, (actions == obs.argmax(axis=1)).astype(np.float32))
-
-    def train(self, agent, env, steps, seed):
-        rng = np.random.default_rng(seed)
-        for _ in range(steps):
-            self.learn_batch(agent, rng)
 
     def bad_inputs(self, agent):
         yield BadInput(

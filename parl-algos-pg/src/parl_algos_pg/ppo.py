@@ -9,10 +9,10 @@ from typing import Any
 import parl
 from parl.core.batch import (
     as_batch_actions,
+    as_batch_continuous_actions,
     as_batch_obs,
     as_batch_vector,
     check_action_range,
-    is_integer,
     to_tensor,
 )
 from parl.core.config import UNSET, AlgorithmConfig
@@ -77,14 +77,12 @@ class _DiscreteActions:
             )
         return Categorical(out)
 
-    def as_actions(self, action: Any, batch: int, where: str) -> paddle.Tensor:
-        if not is_integer(action):
-            raise TypeError(
-                f"{where}: got float actions, but this PPO has continuous_action=False and "
-                "needs integer action indices [B]; build it with continuous_action=True for a "
-                "Box action space, or cast discrete actions with .astype('int64')"
-            )
-        return as_batch_actions(action, batch, where)
+    # learn() converts actions with this, adding the hint to a wrong-dtype error.
+    convert = staticmethod(as_batch_actions)
+    hint = (
+        "this PPO has continuous_action=False; build it with continuous_action=True for a Box "
+        "action space, or cast discrete actions with .astype('int64')"
+    )
 
     def check_fits(self, dist: Distribution, action: paddle.Tensor, where: str) -> None:
         assert isinstance(dist, Categorical)
@@ -111,22 +109,11 @@ class _ContinuousActions:
                 "[1, act_dim] or the mean's shape)"
             ) from exc
 
-    def as_actions(self, action: Any, batch: int, where: str) -> paddle.Tensor:
-        if is_integer(action):
-            raise TypeError(
-                f"{where}: got integer (discrete) actions, but this PPO has "
-                "continuous_action=True and needs float actions [B, act_dim]; build it with "
-                "continuous_action=False for a Discrete action space"
-            )
-        tensor = to_tensor(action, "float32")
-        if tensor.ndim == 1:
-            tensor = tensor.unsqueeze(-1)
-        if tensor.ndim != 2 or tensor.shape[0] != batch:
-            raise ValueError(
-                f"{where}: continuous actions must have shape [{batch}, act_dim], got "
-                f"{list(tensor.shape)}"
-            )
-        return tensor
+    convert = staticmethod(as_batch_continuous_actions)
+    hint = (
+        "this PPO has continuous_action=True and needs float actions [B, act_dim]; build it "
+        "with continuous_action=False for a Discrete action space"
+    )
 
     def check_fits(self, dist: Distribution, action: paddle.Tensor, where: str) -> None:
         assert isinstance(dist, DiagGaussian)
@@ -341,7 +328,7 @@ class PPO(parl.Algorithm):
     ) -> _Batch:
         obs = as_batch_obs(batch_obs, where)
         batch = obs.shape[0]
-        action = self._actions.as_actions(batch_action, batch, where)
+        action = self._actions.convert(batch_action, batch, where, self._actions.hint)
         # One tiny forward and one host read check the actions against the model's outputs.
         with paddle.no_grad():
             self._actions.check_fits(self._distribution(obs[:1], where, 1), action, where)

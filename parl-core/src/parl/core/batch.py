@@ -18,6 +18,7 @@ import paddle
 __all__ = [
     "BatchLike",
     "as_batch_actions",
+    "as_batch_continuous_actions",
     "as_batch_obs",
     "as_batch_vector",
     "check_action_range",
@@ -55,30 +56,59 @@ def as_batch_obs(obs: Any, where: str, name: str = "obs") -> paddle.Tensor:
     return tensor
 
 
+def _expect(condition: bool, message: str) -> None:
+    if not condition:
+        raise ValueError(message)
+
+
+def _refuse_dtype(wrong: bool, action: Any, what: str, where: str, hint: str) -> None:
+    if wrong:
+        dtype = getattr(action, "dtype", type(action).__name__)
+        raise TypeError(f"{where}: {what}, got dtype {dtype}; {hint}")
+
+
 def as_batch_vector(
     value: Any, batch: int, name: str, where: str, dtype: str = "float32"
 ) -> paddle.Tensor:
     """Return a ``[B]`` tensor of ``dtype`` from a ``[B]`` or ``[B, 1]`` input."""
     tensor = to_tensor(value, dtype)
-    if tensor.ndim == 2 and tensor.shape[1] == 1:
-        tensor = tensor.squeeze(-1)
-    if tensor.ndim != 1 or tensor.shape[0] != batch:
-        raise ValueError(
-            f"{where}: {name} must have shape [{batch}] or [{batch}, 1] to match the {batch} "
-            f"observations, got {list(tensor.shape)}"
-        )
-    return tensor
+    vector = tensor.squeeze(-1) if tensor.ndim == 2 and tensor.shape[1] == 1 else tensor
+    _expect(
+        vector.ndim == 1 and vector.shape[0] == batch,
+        f"{where}: {name} must have shape [{batch}] or [{batch}, 1] to match the {batch} "
+        f"observations, got {list(tensor.shape)}",
+    )
+    return vector
 
 
-def as_batch_actions(action: Any, batch: int, where: str) -> paddle.Tensor:
-    """Return int64 ``[B]`` discrete actions from a ``[B]`` or ``[B, 1]`` integer input."""
-    if not is_integer(action):
-        raise TypeError(
-            f"{where}: discrete actions must be integers, got dtype "
-            f"{getattr(action, 'dtype', type(action).__name__)}; cast them, e.g. "
-            "action.astype('int64')"
-        )
+def as_batch_actions(
+    action: Any, batch: int, where: str, hint: str = "cast them, e.g. action.astype('int64')"
+) -> paddle.Tensor:
+    """Return int64 ``[B]`` discrete actions from a ``[B]`` or ``[B, 1]`` integer input.
+
+    Args:
+        hint: how to fix float actions, appended to the ``TypeError``.
+    """
+    _refuse_dtype(not is_integer(action), action, "discrete actions must be integers", where, hint)
     return as_batch_vector(action, batch, "discrete actions", where, "int64")
+
+
+def as_batch_continuous_actions(
+    action: Any, batch: int, where: str, hint: str = "pass float actions [B, act_dim]"
+) -> paddle.Tensor:
+    """Return float32 ``[B, act_dim]`` continuous actions; ``[B]`` is read as ``[B, 1]``.
+
+    Args:
+        hint: how to fix integer actions, appended to the ``TypeError``.
+    """
+    _refuse_dtype(is_integer(action), action, "continuous actions must be floats", where, hint)
+    tensor = to_tensor(action, "float32")
+    matrix = tensor.unsqueeze(-1) if tensor.ndim == 1 else tensor
+    _expect(
+        matrix.ndim == 2 and matrix.shape[0] == batch,
+        f"{where}: continuous actions must have shape [{batch}, act_dim], got {list(tensor.shape)}",
+    )
+    return matrix
 
 
 def check_action_range(action: paddle.Tensor, n_actions: int, where: str) -> None:

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from parl.testing.conformance import ConformanceError, check_algorithm
     from parl.testing.contract import AlgorithmContract, BadInput, identity_score, training_state
     from parl.testing.envs import IdentityEnv, IdentityEnvBox
+    from parl.testing.models import LinearModel
 
 __all__ = [
     "AlgorithmContract",
@@ -30,6 +31,7 @@ __all__ = [
     "ConformanceError",
     "IdentityEnv",
     "IdentityEnvBox",
+    "LinearModel",
     "check_algorithm",
     "identity_score",
     "registered_algorithm",
@@ -45,6 +47,7 @@ _LAZY = {
     "check_algorithm": "parl.testing.conformance",
     "IdentityEnv": "parl.testing.envs",
     "IdentityEnvBox": "parl.testing.envs",
+    "LinearModel": "parl.testing.models",
 }
 
 

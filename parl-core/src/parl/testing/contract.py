@@ -2,8 +2,9 @@
 
 Subclass :class:`AlgorithmContract` in a test module under a name pytest collects
 (``class TestDQN(AlgorithmContract)``), set :attr:`~AlgorithmContract.algorithm_class`, and
-implement the hooks that only the family knows: how to build a seeded agent, how to train it
-on an identity task, and how to feed ``learn`` one batch. The inherited tests then check what
+implement the hooks that only the family knows: how to build a seeded agent, how to feed
+``learn`` one batch and, for a family that learns from its own experience, how to train it on
+an identity task. The inherited tests then check what
 every PARL algorithm owes its users:
 
 * ``test_conformance``: :func:`parl.testing.check_algorithm` on a small instance;
@@ -36,7 +37,9 @@ Examples:
                 return BanditAgent(ContextualBandit(LinearRewards(4, 4), **config))
 
             def learn_batch(self, agent, rng):
-                ...
+                obs = np.eye(4, dtype="float32")[rng.integers(0, 4, 32)]
+                actions = agent.sample(obs)
+                return agent.learn(obs, actions, (actions == obs.argmax(1)).astype("float32"))
 """
 
 from __future__ import annotations
@@ -149,8 +152,15 @@ class AlgorithmContract:
         raise NotImplementedError(f"{type(self).__name__} must implement make_agent")
 
     def train(self, agent: parl.Agent, env: gym.Env, steps: int, seed: int) -> None:
-        """Train ``agent`` on ``env`` (a fresh identity env) for a budget of ``steps``."""
-        raise NotImplementedError(f"{type(self).__name__} must implement train")
+        """Train ``agent`` on ``env`` (a fresh identity env) for a budget of ``steps``.
+
+        By default: ``steps`` calls of :meth:`learn_batch` with a generator seeded from
+        ``seed``, which suits bandit-like and supervised algorithms; a family that learns from
+        its own experience overrides this with its acting loop.
+        """
+        rng = np.random.default_rng(seed)
+        for _ in range(steps):
+            self.learn_batch(agent, rng)
 
     def learn_batch(self, agent: parl.Agent, rng: np.random.Generator) -> Any:
         """Make one ``learn`` call on a batch drawn with ``rng``; return what it returns."""
