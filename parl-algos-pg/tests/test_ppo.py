@@ -63,6 +63,13 @@ class RowStdGaussian(LinearGaussian):
         return self.mu(obs), paddle.exp(self.log_std)
 
 
+class WideStdGaussian(LinearGaussian):
+    """A broken model: three standard deviations for a one-dimensional action."""
+
+    def policy(self, obs):
+        return self.mu(obs), paddle.ones([3])
+
+
 RNG = np.random.default_rng(7)
 OBS = RNG.normal(size=(5, 3)).astype(np.float32)
 OLD_VALUE = RNG.normal(size=5).astype(np.float32)
@@ -384,6 +391,12 @@ class TestPPOContinuousContract(PPOContract):
                 ),
                 ValueError,
                 "3 dimensions but model.policy returns a 1",
+            ),
+            BadInput(
+                "a std that does not broadcast against the mean",
+                lambda: PPO(WideStdGaussian(1, 1), continuous_action=True).sample(obs),
+                ValueError,
+                r"mean \[5, 1\] and std \[3\], which do not broadcast",
             ),
             BadInput(
                 "a logits model under a continuous PPO",
