@@ -100,9 +100,12 @@ def test_diag_gaussian_rsample_carries_gradients_and_sample_does_not() -> None:
     assert dist.sample().stop_gradient
 
 
-def test_diag_gaussian_refuses_shapes_that_do_not_broadcast() -> None:
-    with pytest.raises(ValueError):
-        DiagGaussian(paddle.zeros([5, 2]), paddle.ones([3]))
+@pytest.mark.parametrize("std_shape", [[3], [5, 1, 2], [2, 2]])
+def test_diag_gaussian_refuses_a_std_that_does_not_broadcast_to_the_mean(std_shape) -> None:
+    with pytest.raises(ValueError, match=r"does not broadcast to the mean's shape \[5, 2\]"):
+        DiagGaussian(paddle.zeros([5, 2]), paddle.ones(std_shape))
+    with pytest.raises(ValueError, match="does not broadcast"):
+        DiagGaussian(paddle.zeros([5, 1]), paddle.ones([3]))  # would silently give 3 actions
 
 
 def test_tanh_gaussian_log_prob_has_the_log_det_correction() -> None:

@@ -36,6 +36,12 @@ _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 _LOG_2 = math.log(2.0)
 
 
+def _broadcasts_to(shape: list[int], target: list[int]) -> bool:
+    if len(shape) > len(target):
+        return False
+    return all(size in (1, want) for size, want in zip(shape[::-1], target[::-1], strict=False))
+
+
 class Distribution(abc.ABC):
     """The interface every action distribution follows; see the module docstring."""
 
@@ -128,10 +134,10 @@ class Categorical(Distribution):
 class DiagGaussian(Distribution):
     """A Gaussian with diagonal covariance over the last axis (the action dimensions).
 
-    ``mean`` and ``std`` broadcast against each other, so a state-independent standard
-    deviation shaped ``[1, act_dim]`` or ``[act_dim]`` serves a whole batch; leading size-1
-    axes of ``std`` beyond the mean's rank are dropped, so that such a ``std`` with one
-    unbatched observation's ``[act_dim]`` mean gives one action, not a batch of one.
+    The mean's shape is the distribution's; ``std`` broadcasts to it, so a state-independent
+    standard deviation shaped ``[1, act_dim]`` or ``[act_dim]`` serves a whole batch (leading
+    size-1 axes of ``std`` beyond the mean's rank are dropped, so that with one unbatched
+    observation's ``[act_dim]`` mean it gives one action, not a batch of one).
 
     Args:
         mean: ``[*batch, act_dim]``.
@@ -139,12 +145,17 @@ class DiagGaussian(Distribution):
     """
 
     def __init__(self, mean: paddle.Tensor, std: paddle.Tensor) -> None:
+        if mean.ndim < 1:
+            raise ValueError("DiagGaussian needs an action axis, got a scalar mean")
         while std.ndim > mean.ndim and std.shape[0] == 1:
             std = std.squeeze(0)
-        shape = paddle.broadcast_shape(list(mean.shape), list(std.shape))
-        if len(shape) < 1:
-            raise ValueError("DiagGaussian needs an action axis, got scalar mean and std")
-        self.mean = mean if list(mean.shape) == shape else paddle.broadcast_to(mean, shape)
+        shape = list(mean.shape)
+        if not _broadcasts_to(list(std.shape), shape):
+            raise ValueError(
+                f"DiagGaussian: std of shape {list(std.shape)} does not broadcast to the mean's "
+                f"shape {shape}"
+            )
+        self.mean = mean
         self.std = std if list(std.shape) == shape else paddle.broadcast_to(std, shape)
         self.batch_shape = shape[:-1]
 
