@@ -25,6 +25,7 @@ Examples:
 from __future__ import annotations
 
 import abc
+import functools
 import math
 
 import paddle
@@ -98,9 +99,9 @@ class Categorical(Distribution):
         self.log_probs = F.log_softmax(logits, axis=-1)
         self.batch_shape = list(logits.shape[:-1])
 
-    @property
+    @functools.cached_property
     def probs(self) -> paddle.Tensor:
-        """Action probabilities ``[*batch, n_actions]``."""
+        """Action probabilities ``[*batch, n_actions]`` (computed once)."""
         return self.log_probs.exp()
 
     def sample(self) -> paddle.Tensor:
