@@ -62,6 +62,17 @@ def build_wheels(session: nox.Session, sources: list[Path], out: Path) -> list[P
     return sorted(out.glob("*.whl"))
 
 
+def install_wheels(session: nox.Session, out: Path, *requirements: str) -> None:
+    """Install from the freshly built wheels in ``out``, replacing what a reused venv holds.
+
+    The wheels keep their version number from build to build, so without the reinstall a
+    reused venv would keep testing the previous build.
+    """
+    built = sorted({wheel.name.split("-")[0].replace("_", "-") for wheel in out.glob("*.whl")})
+    reinstall = [arg for name in built for arg in ("--reinstall-package", name)]
+    session.install("--find-links", str(out), *reinstall, *requirements)
+
+
 def check_namespace_ownership(wheels: list[Path]) -> None:
     for wheel in wheels:
         names = set(zipfile.ZipFile(wheel).namelist())
@@ -83,7 +94,7 @@ def packaging(session: nox.Session) -> None:
     out = Path(session.create_tmp()) / "wheels"
     wheels = build_wheels(session, [ROOT / p for p in PACKAGES], out)
     check_namespace_ownership(wheels)
-    session.install("--find-links", str(out), "parl-core", "parl-algos-pg")
+    install_wheels(session, out, "parl-core", "parl-algos-pg")
     session.run("python", str(SCRIPTS / "user_snippet.py"))
     session.chdir(session.create_tmp())
     session.run("python", str(ROOT / "examples/QuickStart/train.py"), "--max-episodes", "3")
@@ -96,7 +107,7 @@ def plugin(session: nox.Session) -> None:
     """Build the third-party plugin template into a wheel and run its tests against it."""
     out = Path(session.create_tmp()) / "wheels"
     build_wheels(session, [ROOT / "parl-core", PLUGIN_TEMPLATE], out)
-    session.install("--find-links", str(out), "parl-core[paddle,testing]", "acme-parl-bandit")
+    install_wheels(session, out, "parl-core[paddle,testing]", "acme-parl-bandit")
     session.install("pytest>=8")
     session.chdir(session.create_tmp())
     session.run("pytest", "-p", "no:cacheprovider", str(PLUGIN_TEMPLATE / "tests"))

@@ -32,7 +32,8 @@ def test_networks_are_models_with_q_outputs(network) -> None:
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"obs_dim": 0, "act_dim": 2}, "obs_dim"),
+        ({"obs_dim": 0, "act_dim": 2}, "obs_dim must be an integer > 0, got 0"),
+        ({"obs_dim": 4, "act_dim": 2.0}, "act_dim must be an integer > 0, got 2.0"),
         ({"obs_dim": 4, "act_dim": 2, "hidden_sizes": ()}, "hidden_sizes"),
         ({"obs_dim": 4, "act_dim": 2, "hidden_sizes": (8, -1)}, r"hidden_sizes\[1\]"),
     ],

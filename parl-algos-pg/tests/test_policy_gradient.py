@@ -1,4 +1,4 @@
-"""PolicyGradient (REINFORCE): loss math, learning, checkpoints, determinism, bad input."""
+"""PolicyGradient (REINFORCE): loss math, PARL-style acting, and the contract test suite."""
 
 from __future__ import annotations
 
@@ -8,11 +8,12 @@ from pathlib import Path
 
 import parl
 from parl.core.errors import ModelContractError
-from parl.testing import IdentityEnv, check_algorithm
+from parl.testing import AlgorithmContract, BadInput, IdentityEnv, LinearModel
 
 import gymnasium as gym
 import numpy as np
 import paddle
+import paddle.nn.functional as F
 import pydantic
 import pytest
 
@@ -21,14 +22,34 @@ from parl_algos_pg import PolicyGradient, PolicyGradientConfig
 REPO = Path(__file__).resolve().parents[2]
 
 
+class ProbsMLP(parl.Model):
+    """One hidden layer, softmax output: PARL's PolicyGradient model contract."""
+
+    def __init__(self, obs_dim: int, act_dim: int, hidden: int = 16) -> None:
+        super().__init__()
+        self.fc1 = paddle.nn.Linear(obs_dim, hidden)
+        self.fc2 = paddle.nn.Linear(hidden, act_dim)
+
+    def forward(self, obs):
+        return F.softmax(self.fc2(paddle.tanh(self.fc1(obs))), axis=-1)
+
+
+LinearLogits = LinearModel  # logits = obs @ W + b: the loss is easy to write in numpy
+
+
+class LinearProbs(LinearModel):
+    def forward(self, obs):
+        return F.softmax(self.fc(obs), axis=-1)
+
+
 class NumpyAgent(parl.Agent):
-    """Minimal agent: batched numpy in and out."""
+    """Minimal agent: numpy in and out, one observation or a batch."""
 
     def sample(self, obs):
-        return self.alg.sample(paddle.to_tensor(obs)).numpy()
+        return self.alg.sample(paddle.to_tensor(obs, dtype="float32")).numpy()
 
     def predict(self, obs):
-        return self.alg.predict(paddle.to_tensor(obs)).numpy().argmax(-1)
+        return self.alg.predict(paddle.to_tensor(obs, dtype="float32")).numpy().argmax(-1)
 
     def learn(self, obs, action, reward):
         return float(self.alg.learn(obs, action, reward))
@@ -47,8 +68,8 @@ def _known_weights(model: parl.Model) -> tuple[np.ndarray, np.ndarray]:
 
 
 @pytest.mark.parametrize("output", ["probs", "logits"])
-def test_loss_and_adam_step_match_numpy(models, output):
-    model = models.LinearProbs(3, 2) if output == "probs" else models.LinearLogits(3, 2)
+def test_loss_and_adam_step_match_numpy(output):
+    model = LinearProbs(3, 2) if output == "probs" else LinearLogits(3, 2)
     w, b = _known_weights(model)
     lr = 0.01
     alg = PolicyGradient(model, lr=lr, model_output=output)
@@ -71,96 +92,95 @@ def test_loss_and_adam_step_match_numpy(models, output):
     np.testing.assert_allclose(new["fc.bias"], b - lr * np.sign(grad_b), atol=1e-5)
 
 
-def test_predict_and_sample_smoke(models):
-    alg = PolicyGradient(models.ProbsMLP(4, 3))
-    obs = paddle.randn([5, 4])
-    probs = alg.predict(obs).numpy()
-    assert probs.shape == (5, 3)
-    np.testing.assert_allclose(probs.sum(-1), 1.0, rtol=1e-5)
-    actions = alg.sample(obs).numpy()
-    assert actions.shape == (5,) and actions.dtype == np.int64
-    assert ((actions >= 0) & (actions < 3)).all()
-    loss = alg.learn(obs, actions[:, None], np.ones((5, 1), dtype=np.float32))
-    assert np.isfinite(float(loss))
+def test_one_unbatched_observation_goes_to_the_model_as_it_is():
+    # PARL's QuickStart agent passes a 1-D observation to PolicyGradient.predict.
+    alg = PolicyGradient(ProbsMLP(4, 3))
+    obs = np.random.default_rng(0).normal(size=4).astype(np.float32)
+    probs = alg.predict(paddle.to_tensor(obs)).numpy()
+    assert probs.shape == (3,) and probs.sum() == pytest.approx(1.0, rel=1e-5)
+    np.testing.assert_allclose(probs, alg.predict(obs[None]).numpy()[0], rtol=1e-6)
+    action = alg.sample(obs)
+    assert action.shape == [] and 0 <= int(action) < 3
 
 
-def _train_identity(models, seed: int, updates: int = 60) -> tuple[NumpyAgent, float, float]:
-    parl.set_seed(seed)
+def _identity_rollouts(agent: NumpyAgent, seed: int, updates: int) -> None:
+    """``updates`` REINFORCE steps on 8 identity envs; each step is a one-step bandit."""
     n = 4
     envs = gym.vector.SyncVectorEnv([lambda: IdentityEnv(n, episode_length=10)] * 8)
-    agent = NumpyAgent(PolicyGradient(models.LinearProbs(n, n), lr=0.05))
     obs, _ = envs.reset(seed=seed)
-
-    def greedy_reward() -> float:
-        eye = np.eye(n, dtype=np.float32)
-        return float((agent.predict(eye) == np.arange(n)).mean())
-
-    before = greedy_reward()
     for _ in range(updates):
         action = agent.sample(obs)
         next_obs, reward, _, _, _ = envs.step(action)
-        # Each step is a one-step bandit, so the return credited to it is its own reward.
         agent.learn(obs, action, (reward - reward.mean()).astype(np.float32))
         obs = next_obs
     envs.close()
-    return agent, before, greedy_reward()
 
 
-def test_learns_identity_env(models):
-    _, before, after = _train_identity(models, seed=0)
-    assert before < 0.5, f"the untrained policy is already accurate ({before})"
-    assert after == 1.0, f"greedy accuracy {after} after training (was {before})"
+class TestPolicyGradientContract(AlgorithmContract):
+    algorithm_class = PolicyGradient
+    solved_score = 0.95
+    train_steps = 60
+    short_train_steps = 10
+
+    def make_agent(self, seed, **config):
+        parl.set_seed(seed)
+        model = LinearProbs(4, 4)
+        return NumpyAgent(PolicyGradient(model, **{"lr": 0.05, **config}))
+
+    def train(self, agent, env, steps, seed):
+        _identity_rollouts(agent, seed, steps)
+
+    def learn_batch(self, agent, rng):
+        obs = np.eye(4, dtype=np.float32)[rng.integers(0, 4, 12)]
+        return agent.learn(obs, rng.integers(0, 4, 12), rng.normal(size=12).astype(np.float32))
+
+    def bad_inputs(self, agent):
+        obs, ret = np.zeros((3, 4), dtype=np.float32), np.zeros(3, dtype=np.float32)
+        yield from (
+            BadInput(
+                "too few actions",
+                lambda: agent.learn(obs, np.zeros(2, dtype=np.int64), ret),
+                ValueError,
+                r"shape \[3\] or \[3, 1\]",
+            ),
+            BadInput(
+                "rewards of the wrong shape",
+                lambda: agent.learn(obs, np.zeros(3, dtype=np.int64), np.zeros((3, 2))),
+                ValueError,
+                "reward must have shape",
+            ),
+            BadInput(
+                "float actions",
+                lambda: agent.learn(obs, np.zeros(3, dtype=np.float32), ret),
+                TypeError,
+                "must be integers",
+            ),
+            BadInput(
+                "an action out of range",
+                lambda: agent.learn(obs, np.array([0, 1, 4]), ret),
+                ValueError,
+                r"in \[0, 4\)",
+            ),
+            BadInput(
+                "an unbatched observation to learn",
+                lambda: agent.learn(obs[0], np.zeros(1, dtype=np.int64), ret[:1]),
+                ValueError,
+                "add a batch axis",
+            ),
+            BadInput(
+                "a model output name that does not exist",
+                lambda: PolicyGradient(agent.alg.model, model_output="scores"),
+                pydantic.ValidationError,
+                "model_output",
+            ),
+        )
 
 
-def test_same_seed_same_weights(models):
-    first, _, _ = _train_identity(models, seed=3, updates=10)
-    second, _, _ = _train_identity(models, seed=3, updates=10)
-    w1, w2 = first.get_weights(), second.get_weights()
-    for name in w1["model"]:
-        np.testing.assert_array_equal(w1["model"][name], w2["model"][name])
-
-
-def test_save_restore_gives_equal_predictions(tmp_path, models):
-    agent = NumpyAgent(PolicyGradient(models.ProbsMLP(4, 2)))
-    obs = np.random.default_rng(0).normal(size=(6, 4)).astype(np.float32)
-    agent.learn(obs, np.array([0, 1, 0, 1, 1, 0]), np.linspace(-1, 1, 6).astype(np.float32))
-    agent.save(tmp_path / "pg.ckpt")
-    other = NumpyAgent(PolicyGradient(models.ProbsMLP(4, 2)))
-    other.restore(tmp_path / "pg.ckpt")
-    np.testing.assert_array_equal(
-        agent.alg.predict(paddle.to_tensor(obs)).numpy(),
-        other.alg.predict(paddle.to_tensor(obs)).numpy(),
-    )
-
-
-@pytest.mark.parametrize(
-    ("options", "field"),
-    [({"gama": 0.9}, "gama"), ({"lr": -1.0}, "lr"), ({"model_output": "scores"}, "model_output")],
-)
-def test_bad_config_names_the_field(models, options, field):
-    with pytest.raises(pydantic.ValidationError, match=field):
-        PolicyGradient(models.ProbsMLP(4, 2), **options)
-
-
-def test_config_object_and_defaults(models):
-    alg = PolicyGradient(models.ProbsMLP(4, 2), config=PolicyGradientConfig(lr=0.02))
+def test_config_object_and_defaults():
+    alg = PolicyGradient(ProbsMLP(4, 2), config=PolicyGradientConfig(lr=0.02))
     assert alg.config.lr == 0.02
-    assert PolicyGradient(models.ProbsMLP(4, 2)).config.lr == 1e-3
-
-
-def test_bad_inputs_are_clear_errors(models):
-    alg = PolicyGradient(models.ProbsMLP(4, 2))
-    obs = np.zeros((3, 4), dtype=np.float32)
-    with pytest.raises(ValueError, match=r"shape \[3\] or \[3, 1\]"):
-        alg.learn(obs, np.zeros(2, dtype=np.int64), np.zeros(3, dtype=np.float32))
-    with pytest.raises(ValueError, match="reward must have shape"):
-        alg.learn(obs, np.zeros(3, dtype=np.int64), np.zeros((3, 2), dtype=np.float32))
-    with pytest.raises(TypeError, match="must be integers"):
-        alg.learn(obs, np.zeros(3, dtype=np.float32), np.zeros(3, dtype=np.float32))
-    with pytest.raises(ValueError, match=r"in \[0, 2\)"):
-        alg.learn(obs, np.array([0, 1, 2]), np.zeros(3, dtype=np.float32))
-    with pytest.raises(ValueError, match="add a batch axis"):
-        alg.predict(np.zeros(4, dtype=np.float32))
+    assert PolicyGradient(ProbsMLP(4, 2)).config.lr == 1e-3
+    assert PolicyGradient(ProbsMLP(4, 2), lr=None).config.lr == 1e-3  # PARL's None
 
 
 def test_model_without_forward_is_refused():
@@ -169,10 +189,6 @@ def test_model_without_forward_is_refused():
 
     with pytest.raises(ModelContractError, match="forward"):
         PolicyGradient(NoForward())
-
-
-def test_conformance(models):
-    check_algorithm(PolicyGradient, lambda: PolicyGradient(models.ProbsMLP(4, 2)))
 
 
 def test_registry_lookup():

@@ -12,6 +12,7 @@ from pathlib import Path
 import parl
 from parl.core.config import AlgorithmConfig
 from parl.core.errors import CheckpointError, ModelContractError, WeightsMismatchError
+from parl.core.tensor_files import file_format, read_tensor_file
 from parl.plugins import get_plugin_manager, hookimpl
 
 import numpy as np
@@ -82,50 +83,77 @@ def test_model_without_forward_is_a_contract_error() -> None:
         TinyAlgorithm(paddle.nn.Linear(2, 2))
 
 
-def test_algorithm_weights_cover_every_model(agent: TinyAgent, tiny_model_cls: type) -> None:
+def test_weights_are_the_flat_weights_of_alg_model_like_parl(
+    agent: TinyAgent, tiny_model_cls: type
+) -> None:
     weights = agent.get_weights()
-    assert sorted(weights) == ["model", "target_model"]
+    assert sorted(weights) == ["fc1.bias", "fc1.weight", "fc2.bias", "fc2.weight"]
+    assert all(isinstance(value, np.ndarray) for value in weights.values())
     other = TinyAgent(TinyAlgorithm(tiny_model_cls()))
-    other.set_weights(weights)
+    target_before = other.alg.target_model.get_weights()
+    other.set_weights(weights)  # PARL: target.set_weights(learner.get_weights())
     np.testing.assert_array_equal(other.predict(OBS), agent.predict(OBS))
+    other.alg.model.set_weights(agent.alg.get_weights())
+    for name, value in other.alg.target_model.get_weights().items():
+        np.testing.assert_array_equal(value, target_before[name])
+    assert dict(agent.alg.named_models()).keys() == {"model", "target_model"}
 
 
-def test_algorithm_set_weights_checks_all_before_writing(agent: TinyAgent) -> None:
+@pytest.mark.parametrize(
+    ("bad", "match"),
+    [
+        (np.full((8,), "0.5"), r"'fc2.bias'.*<U3 values.*numbers"),
+        (np.array([object()] * 8), r"'fc2.bias'.*object values"),
+        (np.zeros(7, dtype=np.float32), r"'fc2.bias'.*\(7,\), expected \(2,\)"),
+    ],
+)
+def test_set_weights_checks_everything_before_writing(agent: TinyAgent, bad, match) -> None:
     weights = agent.get_weights()
-    broken = copy.deepcopy(weights)
-    broken["model"] = {k: v + 1 for k, v in broken["model"].items()}
-    broken["target_model"]["fc2.bias"] = np.zeros(7, dtype=np.float32)
-    with pytest.raises(WeightsMismatchError, match="fc2.bias.*TinyAlgorithm.target_model"):
+    broken = {name: value + 1 for name, value in weights.items()}
+    broken["fc2.bias"] = bad
+    with pytest.raises(WeightsMismatchError, match=match):
         agent.set_weights(broken)
-    np.testing.assert_array_equal(
-        agent.get_weights()["model"]["fc1.weight"], weights["model"]["fc1.weight"]
-    )
-    with pytest.raises(WeightsMismatchError, match="cover models"):
-        agent.set_weights({"model": weights["model"]})
+    for name, value in agent.get_weights().items():
+        np.testing.assert_array_equal(value, weights[name])
 
 
-def test_save_restore_round_trip(agent: TinyAgent, tiny_model_cls: type, tmp_path: Path) -> None:
+def test_algorithm_without_model_says_where_its_models_are() -> None:
+    class MultiModel(parl.Algorithm):
+        pass
+
+    with pytest.raises(AttributeError, match="named_models"):
+        MultiModel().get_weights()
+
+
+def test_save_restore_round_trip_of_alg_model(
+    agent: TinyAgent, tiny_model_cls: type, tmp_path: Path
+) -> None:
     path = tmp_path / "ckpt" / "agent.pdparams"
     agent.save(path)
+    assert file_format(path) == "safetensors" and oct(path.stat().st_mode & 0o777) == "0o600"
     fresh = TinyAgent(TinyAlgorithm(tiny_model_cls()))
+    target_before = fresh.alg.target_model.get_weights()
     fresh.restore(path)
     np.testing.assert_array_equal(fresh.predict(OBS), agent.predict(OBS))
+    for name, value in fresh.alg.target_model.get_weights().items():
+        np.testing.assert_array_equal(value, target_before[name])
     assert [p.name for p in path.parent.iterdir()] == ["agent.pdparams"]
 
 
-def test_save_and_restore_a_single_model_like_parl(
+def test_save_and_restore_another_model_like_parl(
     agent: TinyAgent, tiny_model_cls: type, tmp_path: Path
 ) -> None:
-    path = tmp_path / "model.pdparams"
-    agent.save(path, model=agent.alg.model)
-    assert set(paddle.load(str(path))) == set(agent.alg.model.state_dict())
+    path = tmp_path / "target.pdparams"
+    agent.alg.target_model.set_weights({k: v * 2 for k, v in agent.get_weights().items()})
+    agent.save(path, model=agent.alg.target_model)
     fresh = TinyAgent(TinyAlgorithm(tiny_model_cls()))
-    fresh.restore(path)
-    np.testing.assert_array_equal(fresh.predict(OBS), agent.predict(OBS))
+    fresh.restore(path, model=fresh.alg.target_model)
+    for name, value in fresh.alg.target_model.get_weights().items():
+        np.testing.assert_array_equal(value, 2 * agent.get_weights()[name])
 
 
 def test_restore_missing_file(agent: TinyAgent, tmp_path: Path) -> None:
-    with pytest.raises(CheckpointError, match="no checkpoint file"):
+    with pytest.raises(CheckpointError, match="no weights or checkpoint file"):
         agent.restore(tmp_path / "nope.pdparams")
 
 
@@ -134,7 +162,7 @@ def test_restore_truncated_file_leaves_model_unchanged(agent: TinyAgent, tmp_pat
     agent.save(path)
     path.write_bytes(path.read_bytes()[:50])
     before = agent.predict(OBS)
-    with pytest.raises(CheckpointError, match="could not read"):
+    with pytest.raises(CheckpointError, match="truncated"):
         agent.restore(path)
     np.testing.assert_array_equal(agent.predict(OBS), before)
 
@@ -151,8 +179,10 @@ def test_restore_mismatched_file_names_parameter(
 
 
 KILLED_SAVE = """
-import os, signal, sys
-import numpy as np, paddle, parl
+import os, signal
+import paddle, parl
+import parl.core.files as files
+import parl.core.tensor_files as tensor_files
 class Model(parl.Model):
     def __init__(self):
         super().__init__()
@@ -164,19 +194,21 @@ class Alg(parl.Algorithm):
 paddle.seed(0)
 agent = parl.Agent(Alg(Model()))
 agent.save({path!r})
-print(agent.get_weights()["model"]["fc.weight"].sum(), flush=True)
-agent.alg.model.set_weights({{k: v + 1 for k, v in agent.get_weights()["model"].items()}})
-def half_then_die(obj, path, *args, **kwargs):
-    with open(path, "wb") as handle:
-        handle.write(b"partial checkpoint bytes")
+print(agent.get_weights()["fc.weight"].sum(), flush=True)
+agent.set_weights({{k: v + 1 for k, v in agent.get_weights().items()}})
+def half_then_die(path, data, mode=files.OWNER_ONLY):
+    with files.atomic_write(path, mode) as handle:
+        handle.write(data[: len(data) // 2])
         handle.flush()
-    os.kill(os.getpid(), signal.SIGKILL)
-paddle.save = half_then_die
+        os.kill(os.getpid(), signal.SIGKILL)
+tensor_files.write_atomic = half_then_die
 agent.save({path!r})
 """
 
 
-def test_process_killed_mid_save_keeps_previous_checkpoint(tmp_path: Path) -> None:
+def test_process_killed_mid_save_keeps_previous_file_and_next_save_cleans_up(
+    agent: TinyAgent, tmp_path: Path
+) -> None:
     path = tmp_path / "agent.pdparams"
     code = KILLED_SAVE.format(path=str(path))
     result = subprocess.run(
@@ -184,8 +216,12 @@ def test_process_killed_mid_save_keeps_previous_checkpoint(tmp_path: Path) -> No
     )
     assert result.returncode == -signal.SIGKILL, result.stderr
     saved_sum = float(result.stdout.strip().splitlines()[-1])
-    state = paddle.load(str(path))
-    assert np.isclose(np.asarray(state["model"]["fc.weight"]).sum(), saved_sum)
+    orphans = [p for p in tmp_path.iterdir() if p.name != path.name]
+    assert len(orphans) == 1, "the killed writer left no temporary file: the test proves nothing"
+    weights = read_tensor_file(path).tensors
+    assert np.isclose(weights["fc.weight"].sum(), saved_sum)
+    agent.save(tmp_path / "other.pdparams")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["agent.pdparams", "other.pdparams"]
 
 
 def test_save_inference_model_matches_forward(agent: TinyAgent, tmp_path: Path) -> None:
@@ -217,18 +253,43 @@ def test_agent_needs_an_algorithm() -> None:
 
 
 def test_after_save_hook_sees_the_finished_file(agent: TinyAgent, tmp_path: Path) -> None:
-    seen: list[tuple[int, Path]] = []
+    seen: list[tuple[int, Path, str]] = []
 
     class Observer:
         @hookimpl
-        def parl_after_save(self, agent, path):
-            seen.append((os.path.getsize(path), path))
+        def parl_after_save(self, agent, path, kind):
+            seen.append((os.path.getsize(path), path, kind))
 
     manager = get_plugin_manager()
     plugin = Observer()
     manager.register(plugin)
     try:
         agent.save(tmp_path / "a.pdparams")
+        agent.save_checkpoint(tmp_path / "a.ckpt")
     finally:
         manager.unregister(plugin)
-    assert len(seen) == 1 and seen[0][1] == tmp_path / "a.pdparams" and seen[0][0] > 0
+    assert [(path.name, kind) for _, path, kind in seen] == [
+        ("a.pdparams", "weights"),
+        ("a.ckpt", "checkpoint"),
+    ]
+    assert all(size > 0 for size, _, _ in seen)
+
+
+def test_failing_after_save_hook_does_not_fail_the_save(
+    agent: TinyAgent, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    class Broken:
+        @hookimpl
+        def parl_after_save(self, agent, path):
+            raise RuntimeError("upload service down")
+
+    manager = get_plugin_manager()
+    plugin = Broken()
+    manager.register(plugin)
+    try:
+        agent.save(tmp_path / "a.pdparams")
+    finally:
+        manager.unregister(plugin)
+    assert "upload service down" in caplog.text and "weights saved to" in caplog.text
+    fresh_weights = read_tensor_file(tmp_path / "a.pdparams").tensors
+    np.testing.assert_array_equal(fresh_weights["fc1.weight"], agent.get_weights()["fc1.weight"])

@@ -6,6 +6,7 @@ import inspect
 import sys
 from pathlib import Path
 
+from parl.core.errors import PluginLoadError
 from parl.plugins import get_plugin_manager, hookspecs
 
 import pytest
@@ -45,11 +46,40 @@ def test_autoload_can_be_switched_off(fake_dist, monkeypatch: pytest.MonkeyPatch
     assert get_plugin_manager().list_name_plugin() == []
 
 
-def test_plugin_with_unknown_hook_fails_loudly(fake_dist) -> None:
+def test_plugin_with_unknown_hook_names_its_distribution(fake_dist) -> None:
     bad = "from parl import hookimpl\n@hookimpl\ndef parl_log_metric(metrics):\n    pass\n"
-    fake_dist("acme-typo", {"parl": {"acme_typo": "acme_typo_mod"}}, {"acme_typo_mod": bad})
-    with pytest.raises(Exception, match="parl_log_metric"):
+    fake_dist("acme-typo", {"parl": {"acme_typo": "acme_typo_mod"}}, {"acme_typo_mod": bad}, "1.2")
+    with pytest.raises(PluginLoadError, match=r"acme_typo.*acme-typo==1\.2.*parl_log_metric"):
         get_plugin_manager()
+
+
+def test_hook_plugin_failing_to_import_names_entry_point_distribution_version(fake_dist) -> None:
+    broken = "raise RuntimeError('sink misconfigured')\n"
+    fake_dist("acme-bad", {"parl": {"acme_bad": "acme_bad_mod"}}, {"acme_bad_mod": broken}, "4.5")
+    with pytest.raises(PluginLoadError) as info:
+        get_plugin_manager()
+    message = str(info.value)
+    assert "acme_bad = 'acme_bad_mod' of acme-bad==4.5" in message
+    assert "sink misconfigured" in message and "PARL_DISABLED_PLUGINS=acme_bad" in message
+    assert isinstance(info.value.__cause__, RuntimeError)
+
+
+def test_broken_hook_plugin_never_fails_a_finished_save(
+    fake_dist, tiny_model_cls: type, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    import parl
+
+    class Alg(parl.Algorithm):
+        pass
+
+    agent = parl.Agent(Alg(tiny_model_cls()))
+    broken = "raise RuntimeError('sink misconfigured')\n"
+    fake_dist("acme-bad", {"parl": {"acme_bad": "acme_bad_mod"}}, {"acme_bad_mod": broken}, "4.5")
+    agent.save(tmp_path / "model.pdparams")
+    assert "acme-bad==4.5" in caplog.text and "weights saved to" in caplog.text
+    restored = parl.Agent(Alg(tiny_model_cls()))
+    restored.restore(tmp_path / "model.pdparams")
+    assert restored.get_weights().keys() == agent.get_weights().keys()
 
 
 @pytest.mark.parametrize("name", SPEC_NAMES)

@@ -7,6 +7,7 @@ from parl.algorithms import (
     DuplicateAlgorithmError,
     PluginLoadError,
     UnknownAlgorithmError,
+    _registry,
 )
 
 import pytest
@@ -42,9 +43,62 @@ def test_unknown_name_suggests_close_names_and_lists_installed() -> None:
     assert "Installed algorithms:" in message and "DQN" in message
 
 
-def test_unknown_first_party_name_gives_the_install_line() -> None:
-    with pytest.raises(UnknownAlgorithmError, match="pip install parl-algos-ac"):
-        parl.algorithms.get("SAC")
+@pytest.fixture
+def planned_family(monkeypatch: pytest.MonkeyPatch) -> str:
+    """A first-party family that is not installed, shipping the algorithm ``Planned``."""
+    monkeypatch.setitem(_registry.FIRST_PARTY, "Planned", "parl-algos-planned")
+    return "Planned"
+
+
+def test_unknown_first_party_name_gives_the_install_line(planned_family: str) -> None:
+    with pytest.raises(UnknownAlgorithmError) as info:
+        parl.algorithms.get(planned_family)
+    message = str(info.value)
+    assert (
+        "pip install parl-algos-planned" in message
+        and "pip install ./parl-algos-planned" in message
+    )
+    assert "Did you mean 'Planned'" not in message  # never the very name asked for
+
+
+def test_from_import_of_a_missing_algorithm_keeps_the_helpful_message(planned_family: str) -> None:
+    with pytest.raises(ImportError, match="pip install parl-algos-planned") as info:
+        from parl.algorithms import Planned  # noqa: F401
+    assert isinstance(info.value, UnknownAlgorithmError) and isinstance(info.value, LookupError)
+    assert not hasattr(parl.algorithms, "Planned")
+
+
+def test_family_installed_without_the_algorithm_says_so(fake_dist, monkeypatch) -> None:
+    fake_dist(
+        "parl-algos-fake",
+        {"parl.algorithms": {"Echo": "acme_fake_echo:Echo"}},
+        {"acme_fake_echo": GOOD_PLUGIN},
+        version="0.3",
+    )
+    monkeypatch.setitem(_registry.FIRST_PARTY, "QMIXish", "parl-algos-fake")
+    with pytest.raises(UnknownAlgorithmError) as info:
+        parl.algorithms.get("QMIXish")
+    message = str(info.value)
+    assert "parl-algos-fake family, which is installed (parl-algos-fake 0.3)" in message
+    assert "it provides Echo" in message and "pip install" not in message
+
+
+def test_parl2_algorithms_without_a_family_get_no_install_line() -> None:
+    for name in _registry.PARL2_ONLY:
+        with pytest.raises(UnknownAlgorithmError) as info:
+            parl.algorithms.get(name)
+        assert "pip install" not in str(info.value) and name in str(info.value)
+
+
+def test_install_hints_name_only_distributions_of_this_repository() -> None:
+    built_here = {"parl-algos-dqn", "parl-algos-pg", "parl-algos-ac", "parl-algos-impala"}
+    assert set(_registry.FIRST_PARTY.values()) <= built_here
+
+
+def test_wrong_case_suggests_the_right_name_and_its_family() -> None:
+    with pytest.raises(UnknownAlgorithmError, match="Did you mean 'PPO'") as info:
+        parl.algorithms.get("ppo")
+    assert "pip install" not in str(info.value)  # PPO is installed
 
 
 def test_unknown_module_attribute_is_attribute_error() -> None:

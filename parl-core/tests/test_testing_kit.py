@@ -1,12 +1,17 @@
-"""parl.testing: identity environments, the conformance check, temporary registration."""
+"""parl.testing: identity envs, the conformance check, the contract tests, registration."""
 
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 
 import parl
+from parl.core.batch import to_tensor
 from parl.core.config import AlgorithmConfig
+from parl.core.errors import WeightsMismatchError
 from parl.testing import (
+    AlgorithmContract,
+    BadInput,
     ConformanceError,
     IdentityEnv,
     IdentityEnvBox,
@@ -15,9 +20,10 @@ from parl.testing import (
 )
 
 import numpy as np
+import paddle
 import pytest
 from gymnasium.utils.env_checker import check_env
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PositiveFloat
 
 
 @pytest.mark.parametrize("env", [IdentityEnv(n=3), IdentityEnvBox(dim=2)])
@@ -86,6 +92,32 @@ def test_conformance_catches_undocumented_fields() -> None:
         check_algorithm(Bare)
 
 
+def test_conformance_catches_get_weights_of_every_model(tiny_model_cls: type) -> None:
+    class Nested(Good):
+        """Nested: get_weights of every model, not PARL's flat dict."""
+
+        def get_weights(self):
+            return {path: m.get_weights() for path, m in self.named_models()}
+
+    with pytest.raises(ConformanceError, match="flat weights of algorithm.model"):
+        check_algorithm(Nested, lambda: Nested(tiny_model_cls()))
+
+
+def test_conformance_catches_half_applied_weights(tiny_model_cls: type) -> None:
+    class HalfApplied(Good):
+        """HalfApplied: writes each weight as it checks it."""
+
+        def set_weights(self, weights):
+            for name, tensor in self.model.state_dict().items():
+                value = np.asarray(weights[name])
+                if value.shape != tuple(tensor.shape):
+                    raise WeightsMismatchError(f"{name} has the wrong shape")
+                tensor.set_value(value.astype(np.float32))
+
+    with pytest.raises(ConformanceError, match="wrong shape changed some weights before"):
+        check_algorithm(HalfApplied, lambda: HalfApplied(tiny_model_cls()))
+
+
 def test_conformance_catches_shared_weights(tiny_model_cls: type) -> None:
     class Shared(Good):
         """Shared: its deep copy shares the model (a broken __deepcopy__)."""
@@ -104,3 +136,139 @@ def test_registered_algorithm_is_temporary() -> None:
     assert "GoodTemp" not in parl.algorithms.names()
     with pytest.raises(LookupError):
         parl.algorithms.get("GoodTemp")
+
+
+# -- the contract tests, run on a tiny family, and shown to fail on broken ones ----------------
+
+
+class OneHotModel(parl.Model):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = paddle.nn.Linear(4, 4)
+
+    def forward(self, obs):
+        return self.fc(obs)
+
+
+class RegressionConfig(AlgorithmConfig):
+    lr: PositiveFloat = 0.5
+    """Learning rate of the SGD-with-momentum optimizer."""
+
+
+class Regression(parl.Algorithm):
+    """Regression: fits the model's outputs to targets, a stand-in family for kit tests."""
+
+    Config = RegressionConfig
+
+    def __init__(self, model: parl.Model, **options) -> None:
+        super().__init__(model, **options)
+        self.optimizer = paddle.optimizer.Momentum(
+            self.config.lr, momentum=0.5, parameters=model.parameters()
+        )
+
+    def predict(self, obs):
+        return self.model(obs)
+
+    def learn(self, obs, target):
+        loss = (self.model(obs) - target).square().mean()
+        self.optimizer.clear_grad()
+        loss.backward()
+        self.optimizer.step()
+        return loss
+
+
+class RegressionAgent(parl.Agent):
+    def predict(self, obs):
+        return self.alg.predict(to_tensor(obs, "float32")).numpy().argmax(-1)
+
+    def sample(self, obs):
+        return self.predict(obs)
+
+    def learn(self, obs, target):
+        obs, target = to_tensor(obs, "float32"), to_tensor(target, "float32")
+        if obs.ndim != 2:
+            raise ValueError(f"RegressionAgent.learn needs obs [B, 4], got {list(obs.shape)}")
+        return float(self.alg.learn(obs, target))
+
+
+class RegressionContract(AlgorithmContract):
+    algorithm_class = Regression
+    train_steps = 40
+    short_train_steps = 5
+
+    def make_agent(self, seed: int, **config) -> parl.Agent:
+        parl.set_seed(seed)
+        return RegressionAgent(Regression(OneHotModel(), **config))
+
+    def learn_batch(self, agent, rng):
+        obs = np.eye(4, dtype=np.float32)[rng.integers(0, 4, 16)]
+        return agent.learn(obs, obs)
+
+    def bad_inputs(self, agent):
+        yield BadInput(
+            "unbatched obs to learn",
+            lambda: agent.learn(np.zeros(4), np.zeros(4)),
+            ValueError,
+            r"obs \[B, 4\]",
+        )
+
+
+class TestRegressionContract(RegressionContract):
+    """The whole contract suite on a tiny family: the kit works end to end."""
+
+
+class CountingAgent(RegressionAgent):
+    """Decays its learning rate with a counter it forgets to declare in checkpoint_state."""
+
+    def __init__(self, algorithm: parl.Algorithm) -> None:
+        super().__init__(algorithm)
+        self.steps = 0
+
+    def learn(self, obs, target):
+        self.steps += 1
+        self.alg.optimizer.set_lr(0.5 / self.steps)
+        return super().learn(obs, target)
+
+
+class OffsetRegression(Regression):
+    """OffsetRegression: predictions also use a learned offset that lives outside the model."""
+
+    checkpoint_state = ("offset",)
+
+    def __init__(self, model: parl.Model, **options) -> None:
+        super().__init__(model, **options)
+        self.offset = paddle.create_parameter([4], "float32")
+
+    def predict(self, obs):
+        return self.model(obs) + self.offset
+
+
+def test_resume_test_catches_undeclared_state(tmp_path: Path) -> None:
+    class Broken(RegressionContract):
+        def make_agent(self, seed: int, **config) -> parl.Agent:
+            parl.set_seed(seed)
+            return CountingAgent(Regression(OneHotModel(), **config))
+
+    with pytest.raises(AssertionError, match="differ"):
+        Broken().test_checkpoint_resume(tmp_path)
+
+
+def test_save_restore_test_catches_state_outside_the_model(tmp_path: Path) -> None:
+    class Broken(RegressionContract):
+        algorithm_class = OffsetRegression
+
+        def make_agent(self, seed: int, **config) -> parl.Agent:
+            parl.set_seed(seed)
+            return RegressionAgent(OffsetRegression(OneHotModel(), **config))
+
+    with pytest.raises(AssertionError):
+        Broken().test_save_restore(tmp_path)
+
+
+def test_bad_input_test_catches_a_call_that_does_not_fail(tmp_path: Path) -> None:
+    class Broken(RegressionContract):
+        def bad_inputs(self, agent):
+            yield BadInput("a fine call", lambda: agent.predict(np.eye(4)), ValueError, "x")
+
+    with pytest.raises(pytest.fail.Exception, match="DID NOT RAISE"):
+        Broken().test_bad_inputs(tmp_path)

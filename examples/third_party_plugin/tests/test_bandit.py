@@ -1,14 +1,19 @@
-"""The plugin as its users meet it: through PARL's registry, from an installed wheel."""
+"""The plugin as its users meet it: through PARL's registry, from an installed wheel.
+
+``parl.testing.AlgorithmContract`` gives it PARL's standard suite (conformance, learning,
+determinism, save/restore, checkpoint-resume, bad input) from three hooks.
+"""
 
 from __future__ import annotations
 
 import parl
-from parl.testing import IdentityEnv, check_algorithm
+from parl.testing import AlgorithmContract, BadInput
 
 import numpy as np
 import paddle
 import pydantic
-import pytest
+
+EYE = np.eye(4, dtype=np.float32)
 
 
 class LinearRewards(parl.Model):
@@ -20,6 +25,20 @@ class LinearRewards(parl.Model):
         return self.fc(obs)
 
 
+class BanditAgent(parl.Agent):
+    """numpy in, numpy out: one context or a batch."""
+
+    def predict(self, obs):
+        return self.alg.predict(paddle.to_tensor(obs, dtype="float32")).numpy()
+
+    def sample(self, obs):
+        return self.alg.sample(paddle.to_tensor(obs, dtype="float32")).numpy()
+
+    def learn(self, obs, action, reward):
+        tensors = (paddle.to_tensor(x) for x in (obs, action, np.asarray(reward, np.float32)))
+        return self.alg.learn(*tensors)
+
+
 def test_registry_finds_the_plugin_by_name() -> None:
     assert "ContextualBandit" in parl.algorithms.names()
     cls = parl.algorithms.get("ContextualBandit")
@@ -28,26 +47,24 @@ def test_registry_finds_the_plugin_by_name() -> None:
     assert entry.distribution == "acme-parl-bandit"
 
 
-def test_conformance() -> None:
-    cls = parl.algorithms.get("ContextualBandit")
-    check_algorithm(cls, lambda: cls(LinearRewards(4, 4)))
+class TestContextualBandit(AlgorithmContract):
+    algorithm_class = parl.algorithms.get("ContextualBandit")
+    train_steps = 60
+    short_train_steps = 5
 
+    def make_agent(self, seed, **config):
+        parl.set_seed(seed)
+        return BanditAgent(self.algorithm_class(LinearRewards(4, 4), **{"lr": 0.05, **config}))
 
-def test_learns_the_identity_task() -> None:
-    paddle.seed(0)
-    env = IdentityEnv(n=4, episode_length=32)
-    bandit = parl.algorithms.get("ContextualBandit")(LinearRewards(4, 4), lr=0.05)
-    env.reset(seed=0)
-    for _ in range(60):
-        batch = paddle.to_tensor(np.stack([env.reset()[0] for _ in range(32)]))
-        actions = bandit.sample(batch)
-        rewards = (actions.numpy() == batch.numpy().argmax(axis=1)).astype("float32")
-        bandit.learn(batch, actions, paddle.to_tensor(rewards))
-    test = paddle.to_tensor(np.eye(4, dtype="float32"))
-    assert bandit.predict(test).numpy().tolist() == [0, 1, 2, 3]
+    def learn_batch(self, agent, rng):
+        obs = EYE[rng.integers(0, 4, 32)]
+        actions = agent.sample(obs)
+        return agent.learn(obs, actions, (actions == obs.argmax(axis=1)).astype(np.float32))
 
-
-def test_bad_config_names_the_field() -> None:
-    cls = parl.algorithms.get("ContextualBandit")
-    with pytest.raises(pydantic.ValidationError, match="epsilon"):
-        cls(LinearRewards(4, 4), epsilon=2.0)
+    def bad_inputs(self, agent):
+        yield BadInput(
+            "epsilon above 1",
+            lambda: self.algorithm_class(LinearRewards(4, 4), epsilon=2.0),
+            pydantic.ValidationError,
+            "epsilon",
+        )

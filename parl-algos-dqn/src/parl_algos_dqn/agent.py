@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import parl
+from parl.core.validation import positive_int
 
 import numpy as np
 import paddle
@@ -14,15 +15,17 @@ __all__ = ["DQNAgent"]
 
 
 class DQNAgent(parl.Agent):
-    """Acts epsilon-greedily on a batch of observations and trains a :class:`DQN`/``DDQN``.
+    """Acts epsilon-greedily and trains a :class:`DQN`/``DDQN``, on one observation or a batch.
 
-    Every call takes a batch (one row per environment of a vector env), so one forward pass
-    serves all environments; a single observation is ``obs[None]``. The target network is
-    synced every ``target_update_interval`` calls to :meth:`learn`.
+    ``predict`` and ``sample`` take one observation (as PARL 2.x's agents do) or a batch (one
+    row per environment of a vector env, so one forward pass serves them all) and return one
+    action or a ``[B]`` array. The target network is synced every ``target_update_interval``
+    calls to :meth:`learn`. A checkpoint (:meth:`save_checkpoint`) keeps the learn-step count
+    and the exploration generator, so a resumed run syncs and explores as the saved one would.
 
     Args:
         algorithm: a :class:`~parl_algos_dqn.dqn.DQN` or :class:`~parl_algos_dqn.ddqn.DDQN`.
-        act_dim: number of discrete actions (for random exploration without a forward pass).
+        act_dim: number of discrete actions (for random exploration).
         target_update_interval: learn steps between hard target syncs; None leaves syncing
             to the caller (``agent.alg.sync_target()``).
         seed: seed of the exploration generator.
@@ -32,9 +35,12 @@ class DQNAgent(parl.Agent):
         >>> agent = DQNAgent(DQN(QNetwork(4, 2)), act_dim=2, target_update_interval=100)
         >>> agent.sample(np.zeros((3, 4), dtype=np.float32), epsilon=0.1).shape
         (3,)
+        >>> int(agent.predict(np.zeros(4, dtype=np.float32))) in (0, 1)
+        True
     """
 
     alg: DQN
+    checkpoint_state = ("learn_steps", "rng")
 
     def __init__(
         self,
@@ -48,50 +54,32 @@ class DQNAgent(parl.Agent):
             raise TypeError(
                 f"DQNAgent needs a DQN or DDQN algorithm, got {type(algorithm).__name__}"
             )
-        if isinstance(act_dim, bool) or not isinstance(act_dim, int) or act_dim < 1:
-            raise ValueError(f"act_dim must be a positive int, got {act_dim!r}")
-        if target_update_interval is not None and (
-            isinstance(target_update_interval, bool)
-            or not isinstance(target_update_interval, int)
-            or target_update_interval < 1
-        ):
-            raise ValueError(
-                "target_update_interval must be a positive int or None, got "
-                f"{target_update_interval!r}"
-            )
         super().__init__(algorithm)
-        self.act_dim = act_dim
-        self.target_update_interval = target_update_interval
+        self.act_dim = positive_int("act_dim", act_dim)
+        self.target_update_interval = (
+            None
+            if target_update_interval is None
+            else positive_int("target_update_interval", target_update_interval)
+        )
         self.learn_steps = 0
-        self._rng = np.random.default_rng(seed)
+        self.rng = np.random.default_rng(seed)
 
     def predict(self, obs: ArrayLike) -> np.ndarray:
-        """Return the greedy actions (int64 ``[B]``) for observations ``[B, *obs_shape]``."""
-        batch = np.asarray(obs, dtype=np.float32)
-        if batch.ndim < 2:
-            raise ValueError(
-                f"DQNAgent.predict needs a batch [B, *obs_shape], got shape {batch.shape}; "
-                "for one observation pass obs[None]"
-            )
-        q_values = self.alg.predict(paddle.to_tensor(batch))
-        return q_values.numpy().argmax(axis=1)
+        """Return the greedy action(s): int64 ``[B]`` for a batch, a 0-d array for one obs."""
+        q_values = self.alg.predict(paddle.to_tensor(np.asarray(obs, dtype=np.float32)))
+        return q_values.numpy().argmax(axis=-1)
 
     def sample(self, obs: ArrayLike, epsilon: float) -> np.ndarray:
-        """Return epsilon-greedy actions (int64 ``[B]``), one per row of ``obs``.
+        """Return epsilon-greedy action(s), shaped as :meth:`predict`'s.
 
-        Each row takes a uniformly random action with probability ``epsilon``, else the
-        greedy one; the forward pass is skipped when every row explores.
+        Each observation takes a uniformly random action with probability ``epsilon``, else
+        the greedy one.
         """
         if not 0.0 <= epsilon <= 1.0:
             raise ValueError(f"epsilon must be in [0, 1], got {epsilon!r}")
-        batch = np.asarray(obs, dtype=np.float32)
-        size = batch.shape[0] if batch.ndim else 0
-        explore = self._rng.random(size) < epsilon
-        actions = self._rng.integers(0, self.act_dim, size=size)
-        if not explore.all():
-            greedy = self.predict(batch)
-            actions = np.where(explore, actions, greedy)
-        return actions
+        greedy = self.predict(obs)
+        explore = self.rng.random(greedy.shape) < epsilon
+        return np.where(explore, self.rng.integers(0, self.act_dim, size=greedy.shape), greedy)
 
     def learn(
         self,
@@ -106,13 +94,7 @@ class DQNAgent(parl.Agent):
         ``terminal`` is 1 only for *terminated* transitions (not for time-limit truncations).
         Call ``float(loss)`` only when logging, to avoid a sync per step.
         """
-        loss = self.alg.learn(
-            paddle.to_tensor(np.asarray(obs, dtype=np.float32)),
-            paddle.to_tensor(np.asarray(action, dtype=np.int64)),
-            paddle.to_tensor(np.asarray(reward, dtype=np.float32)),
-            paddle.to_tensor(np.asarray(next_obs, dtype=np.float32)),
-            paddle.to_tensor(np.asarray(terminal, dtype=np.float32)),
-        )
+        loss = self.alg.learn(obs, action, reward, next_obs, terminal)
         self.learn_steps += 1
         if self.target_update_interval and self.learn_steps % self.target_update_interval == 0:
             self.alg.sync_target()

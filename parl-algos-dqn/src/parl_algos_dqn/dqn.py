@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any, Literal
 
 import parl
+from parl.core.batch import (
+    BatchLike,
+    as_batch_actions,
+    as_batch_obs,
+    as_batch_vector,
+    to_tensor,
+)
 from parl.core.config import AlgorithmConfig
 from parl.core.optim import clip_grad_norm_
+from parl.core.target import make_target, update_target
 
 import paddle
 import paddle.nn.functional as F
@@ -43,7 +50,9 @@ class DQN(parl.Algorithm):
 
     Learns action values ``Q(s, a)`` by regressing on the one-step target
     ``r + gamma * (1 - terminal) * max_a' Q_target(s', a')``, where ``Q_target`` is a copy of
-    the model that :meth:`sync_target` refreshes. The target is computed without gradients.
+    the model that :meth:`sync_target` refreshes (:func:`parl.core.target.update_target`:
+    parameters and buffers). The target is computed without gradients. ``predict`` gives the
+    observation to the model as it is, so one unbatched observation works as in PARL 2.x.
 
     ``terminal`` must mark *terminated* transitions only (the MDP ended: ``terminated`` from
     gymnasium). A transition cut by a time limit (``truncated``) is stored with
@@ -82,7 +91,7 @@ class DQN(parl.Algorithm):
                 f"{type(self).__name__} needs a parl.Model that maps obs to Q values, got None"
             )
         super().__init__(model, config=config, gamma=gamma, lr=lr, **options)
-        self.target_model = copy.deepcopy(model)
+        self.target_model = make_target(model)
         # One fused update for all parameters: fewer per-op dispatches on small networks.
         self.optimizer = paddle.optimizer.Adam(
             learning_rate=self.config.lr,
@@ -91,22 +100,22 @@ class DQN(parl.Algorithm):
         )
 
     def predict(self, obs: paddle.Tensor) -> paddle.Tensor:
-        """Return the Q values ``[B, act_dim]`` of a batch of observations, without gradients."""
+        """Return the Q values ``[B, act_dim]`` (``[act_dim]`` for one observation), no grad."""
         with paddle.no_grad():
-            return self.model(obs)
+            return self.model(to_tensor(obs, "float32"))
 
     def learn(
         self,
-        obs: paddle.Tensor,
-        action: paddle.Tensor,
-        reward: paddle.Tensor,
-        next_obs: paddle.Tensor,
-        terminal: paddle.Tensor,
+        obs: BatchLike,
+        action: BatchLike,
+        reward: BatchLike,
+        next_obs: BatchLike,
+        terminal: BatchLike,
     ) -> paddle.Tensor:
         """Take one gradient step on a batch of transitions and return the TD loss.
 
         Args:
-            obs: observations ``[B, *obs_shape]``.
+            obs: observations ``[B, *obs_shape]`` (tensors or numpy arrays, as every input).
             action: integer actions ``[B]`` or ``[B, 1]``.
             reward: rewards ``[B]`` or ``[B, 1]``.
             next_obs: next observations, shaped like ``obs``.
@@ -118,12 +127,14 @@ class DQN(parl.Algorithm):
             The scalar loss as a tensor (call ``float()`` on it only when you log it, which
             saves a host round trip per step).
         """
-        action, reward, terminal = self._check_batch(obs, action, reward, next_obs, terminal)
+        obs, action, reward, next_obs, terminal = self._check_batch(
+            obs, action, reward, next_obs, terminal
+        )
         with paddle.no_grad():
             next_value = self._next_value(next_obs)
             target = reward + (1.0 - terminal) * self.config.gamma * next_value
         q_values = self._q_values(self.model, obs)
-        chosen = paddle.take_along_axis(q_values, action, axis=1).squeeze(1)
+        chosen = paddle.take_along_axis(q_values, action.unsqueeze(1), axis=1).squeeze(1)
         loss = self._td_loss(chosen, target)
         self.optimizer.clear_grad()
         loss.backward()
@@ -139,7 +150,7 @@ class DQN(parl.Algorithm):
             decay: the weight kept by the target, ``target = decay*target + (1-decay)*model``;
                 None or 0 makes a hard copy.
         """
-        self.model.sync_weights_to(self.target_model, decay=0.0 if decay is None else decay)
+        update_target(self.model, self.target_model, decay=0.0 if decay is None else decay)
 
     def _next_value(self, next_obs: paddle.Tensor) -> paddle.Tensor:
         """The bootstrap value ``max_a' Q_target(s', a')``, shape ``[B]``."""
@@ -167,36 +178,22 @@ class DQN(parl.Algorithm):
         return q_values
 
     def _check_batch(
-        self,
-        obs: paddle.Tensor,
-        action: paddle.Tensor,
-        reward: paddle.Tensor,
-        next_obs: paddle.Tensor,
-        terminal: paddle.Tensor,
-    ) -> tuple[paddle.Tensor, paddle.Tensor, paddle.Tensor]:
-        """Validate shapes and dtypes; return action ``[B, 1]`` int64, reward/terminal ``[B]``."""
-        name = type(self).__name__
-        if obs.ndim < 2 or list(obs.shape) != list(next_obs.shape):
+        self, obs: Any, action: Any, reward: Any, next_obs: Any, terminal: Any
+    ) -> tuple[paddle.Tensor, paddle.Tensor, paddle.Tensor, paddle.Tensor, paddle.Tensor]:
+        """Convert and check a batch: obs ``[B, ...]``, int64 actions and float ``[B]`` vectors."""
+        where = f"{type(self).__name__}.learn"
+        obs = as_batch_obs(obs, where)
+        next_obs = as_batch_obs(next_obs, where, "next_obs")
+        if list(obs.shape) != list(next_obs.shape):
             raise ValueError(
-                f"{name}.learn needs obs and next_obs of the same shape [batch, *obs_shape], "
+                f"{where} needs obs and next_obs of the same shape [batch, *obs_shape], "
                 f"got {list(obs.shape)} and {list(next_obs.shape)}"
             )
         batch = obs.shape[0]
-        for field, value in (("action", action), ("reward", reward), ("terminal", terminal)):
-            if list(value.shape) not in ([batch], [batch, 1]):
-                raise ValueError(
-                    f"{name}.learn: {field} has shape {list(value.shape)}, expected [{batch}] "
-                    f"or [{batch}, 1] (one entry per transition of the batch)"
-                )
-        if action.dtype not in (paddle.int64, paddle.int32):
-            raise TypeError(
-                f"{name}.learn: action must hold integer action indices, got dtype "
-                f"{action.dtype}; store discrete actions as int64"
-            )
-        if action.dtype != paddle.int64:
-            action = action.astype("int64")
-        if reward.dtype != paddle.float32:
-            reward = reward.astype("float32")
-        if terminal.dtype != paddle.float32:
-            terminal = terminal.astype("float32")
-        return action.reshape([batch, 1]), reward.reshape([batch]), terminal.reshape([batch])
+        return (
+            obs,
+            as_batch_actions(action, batch, where),
+            as_batch_vector(reward, batch, "reward", where),
+            next_obs,
+            as_batch_vector(terminal, batch, "terminal", where),
+        )

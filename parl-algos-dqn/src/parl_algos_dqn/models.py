@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import parl
+from parl.core.validation import positive_int
 
 import paddle
 from paddle import nn
@@ -20,20 +21,13 @@ def _mlp(in_dim: int, hidden_sizes: Sequence[int]) -> nn.Sequential:
     return nn.Sequential(*layers)
 
 
-def _check_dims(owner: str, **dims: int) -> None:
-    for name, value in dims.items():
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{owner}: {name} must be a positive int, got {value!r}")
-
-
 def _check_hidden(owner: str, hidden_sizes: Sequence[int]) -> tuple[int, ...]:
     sizes = tuple(hidden_sizes)
     if not sizes:
         raise ValueError(
             f"{owner}: hidden_sizes must name at least one layer, got {hidden_sizes!r}"
         )
-    _check_dims(owner, **{f"hidden_sizes[{i}]": size for i, size in enumerate(sizes)})
-    return sizes
+    return tuple(positive_int(f"hidden_sizes[{i}]", size) for i, size in enumerate(sizes))
 
 
 class DuelingHead(nn.Layer):
@@ -55,7 +49,10 @@ class DuelingHead(nn.Layer):
 
     def __init__(self, hidden_dim: int, act_dim: int) -> None:
         super().__init__()
-        _check_dims(type(self).__name__, hidden_dim=hidden_dim, act_dim=act_dim)
+        hidden_dim, act_dim = (
+            positive_int("hidden_dim", hidden_dim),
+            positive_int("act_dim", act_dim),
+        )
         self.value = nn.Linear(hidden_dim, 1)
         self.advantage = nn.Linear(hidden_dim, act_dim)
 
@@ -80,7 +77,7 @@ class QNetwork(parl.Model):
 
     def __init__(self, obs_dim: int, act_dim: int, hidden_sizes: Sequence[int] = (64, 64)) -> None:
         super().__init__()
-        _check_dims(type(self).__name__, obs_dim=obs_dim, act_dim=act_dim)
+        obs_dim, act_dim = positive_int("obs_dim", obs_dim), positive_int("act_dim", act_dim)
         sizes = _check_hidden(type(self).__name__, hidden_sizes)
         self.body = _mlp(obs_dim, sizes)
         self.head = nn.Linear(sizes[-1], act_dim)
@@ -105,7 +102,7 @@ class DuelingQNetwork(parl.Model):
 
     def __init__(self, obs_dim: int, act_dim: int, hidden_sizes: Sequence[int] = (64, 64)) -> None:
         super().__init__()
-        _check_dims(type(self).__name__, obs_dim=obs_dim, act_dim=act_dim)
+        obs_dim, act_dim = positive_int("obs_dim", obs_dim), positive_int("act_dim", act_dim)
         sizes = _check_hidden(type(self).__name__, hidden_sizes)
         self.body = _mlp(obs_dim, sizes)
         self.head = DuelingHead(sizes[-1], act_dim)

@@ -6,18 +6,18 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 import parl
-from parl.core.config import AlgorithmConfig
-
-import paddle
-import paddle.nn.functional as F
-from pydantic import PositiveFloat
-
-from parl_algos_pg._checks import (
+from parl.core.batch import (
     as_batch_actions,
     as_batch_obs,
     as_batch_vector,
     check_action_range,
+    to_tensor,
 )
+from parl.core.config import AlgorithmConfig
+from parl.core.distributions import Categorical
+
+import paddle
+from pydantic import PositiveFloat
 
 __all__ = ["PolicyGradient", "PolicyGradientConfig"]
 
@@ -45,7 +45,9 @@ class PolicyGradient(parl.Algorithm):
     action probabilities (a softmax output, as in PARL's QuickStart). Log-probabilities are
     taken as ``log(max(p, 1e-8))`` so that a saturated softmax cannot give ``-inf``; a model
     that returns logits instead should be used with ``model_output="logits"``, which uses
-    ``log_softmax`` (exact and numerically safer).
+    ``log_softmax`` (exact and numerically safer). ``predict`` and ``sample`` pass the
+    observation to the model as it is, so one unbatched observation ``[obs_dim]`` gives one
+    probability vector or one action, as in PARL 2.x.
 
     Args:
         model: the policy network.
@@ -78,25 +80,21 @@ class PolicyGradient(parl.Algorithm):
             learning_rate=self.config.lr, parameters=self.model.parameters()
         )
 
-    def _log_probs(self, obs: paddle.Tensor) -> paddle.Tensor:
+    def _policy(self, obs: paddle.Tensor) -> Categorical:
         out = self.model(obs)
         if self.config.model_output == "logits":
-            return F.log_softmax(out, axis=-1)
-        return paddle.log(out.clip(min=_MIN_PROB))
+            return Categorical(out)
+        return Categorical(paddle.log(out.clip(min=_MIN_PROB)))
 
     def predict(self, obs: paddle.Tensor) -> paddle.Tensor:
-        """Return the action probabilities ``[B, n_actions]`` for a batch of observations."""
-        obs = as_batch_obs(obs, "PolicyGradient.predict")
+        """Return the action probabilities ``[B, n_actions]`` (or ``[n_actions]`` for one obs)."""
         with paddle.no_grad():
-            out = self.model(obs)
-            if self.config.model_output == "logits":
-                out = F.softmax(out, axis=-1)
-        return out
+            return self._policy(to_tensor(obs, "float32")).probs
 
     def sample(self, obs: paddle.Tensor) -> paddle.Tensor:
-        """Draw one action per observation from the policy; returns ``[B]`` int64 actions."""
-        probs = self.predict(obs)
-        return paddle.multinomial(probs, num_samples=1).squeeze(-1)
+        """Draw one action per observation: int64 ``[B]``, or a scalar for one observation."""
+        with paddle.no_grad():
+            return self._policy(to_tensor(obs, "float32")).sample()
 
     def learn(
         self, obs: paddle.Tensor, action: paddle.Tensor, reward: paddle.Tensor
@@ -119,14 +117,14 @@ class PolicyGradient(parl.Algorithm):
         batch = obs.shape[0]
         action = as_batch_actions(action, batch, name)
         reward = as_batch_vector(reward, batch, "reward", name)
-        log_probs = self._log_probs(obs)
-        if log_probs.ndim != 2 or log_probs.shape[0] != batch:
+        policy = self._policy(obs)
+        if policy.logits.ndim != 2 or policy.logits.shape[0] != batch:
             raise ValueError(
-                f"{name}: the model returned shape {list(log_probs.shape)}, expected "
+                f"{name}: the model returned shape {list(policy.logits.shape)}, expected "
                 f"[{batch}, n_actions]; forward must map [B, obs_dim] to [B, n_actions]"
             )
-        check_action_range(action, log_probs.shape[1], name)
-        taken = paddle.take_along_axis(log_probs, action.unsqueeze(-1), axis=1).squeeze(-1)
+        check_action_range(action, policy.logits.shape[1], name)
+        taken = policy.log_prob(action)
         loss = paddle.mean(-taken * reward)
         self.optimizer.clear_grad()
         loss.backward()

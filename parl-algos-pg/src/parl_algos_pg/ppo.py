@@ -2,27 +2,27 @@
 
 from __future__ import annotations
 
-import math
+import numbers
 from collections.abc import Mapping
 from typing import Any
 
 import parl
-from parl.core.config import AlgorithmConfig
-from parl.core.optim import clip_grad_norm_
-
-import numpy as np
-import paddle
-import paddle.nn.functional as F
-from pydantic import Field, NonNegativeFloat, PositiveFloat
-
-from parl_algos_pg._checks import (
+from parl.core.batch import (
     as_batch_actions,
+    as_batch_continuous_actions,
     as_batch_obs,
     as_batch_vector,
     check_action_range,
-    is_integer,
     to_tensor,
 )
+from parl.core.config import UNSET, AlgorithmConfig
+from parl.core.distributions import Categorical, DiagGaussian, Distribution
+from parl.core.optim import clip_grad_norm_
+from parl.core.validation import positive_int
+
+import numpy as np
+import paddle
+from pydantic import Field, NonNegativeFloat, PositiveFloat
 
 __all__ = ["PPO", "PPOConfig"]
 
@@ -31,7 +31,6 @@ _Batch = tuple[
     paddle.Tensor, paddle.Tensor, paddle.Tensor, paddle.Tensor, paddle.Tensor, paddle.Tensor
 ]
 
-_HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 _ADV_EPS = 1e-8
 
 
@@ -53,8 +52,8 @@ class PPOConfig(AlgorithmConfig):
     eps: PositiveFloat = 1e-5
     """Adam's epsilon."""
 
-    max_grad_norm: PositiveFloat = 0.5
-    """Gradients are rescaled so that their global L2 norm is at most this."""
+    max_grad_norm: PositiveFloat | None = 0.5
+    """Gradients are rescaled so that their global L2 norm is at most this; None: no clipping."""
 
     use_clipped_value_loss: bool = True
     """Clip the value prediction to ``old_value ± clip_param`` in the value loss, as PPO2."""
@@ -64,6 +63,70 @@ class PPOConfig(AlgorithmConfig):
 
     continuous_action: bool = False
     """Gaussian policy over a Box action space instead of a categorical one."""
+
+
+class _DiscreteActions:
+    """A categorical policy: ``policy(obs)`` returns logits, actions are int64 indices."""
+
+    def distribution(self, out: Any, where: str) -> Categorical:
+        if isinstance(out, (tuple, list)):
+            raise TypeError(
+                f"{where}: with continuous_action=False, model.policy must return logits, got a "
+                f"{type(out).__name__} of {len(out)}; pass continuous_action=True for a "
+                "Gaussian policy returning (mean, std)"
+            )
+        return Categorical(out)
+
+    # learn() converts actions with this, adding the hint to a wrong-dtype error.
+    convert = staticmethod(as_batch_actions)
+    hint = (
+        "this PPO has continuous_action=False; build it with continuous_action=True for a Box "
+        "action space, or cast discrete actions with .astype('int64')"
+    )
+
+    def check_fits(self, dist: Distribution, action: paddle.Tensor, where: str) -> None:
+        assert isinstance(dist, Categorical)
+        check_action_range(action, dist.logits.shape[-1], where)
+
+
+class _ContinuousActions:
+    """A diagonal Gaussian policy: ``policy(obs)`` returns ``(mean, std)``, std broadcasting."""
+
+    def distribution(self, out: Any, where: str) -> DiagGaussian:
+        if not (isinstance(out, (tuple, list)) and len(out) == 2):
+            raise TypeError(
+                f"{where}: with continuous_action=True, model.policy must return "
+                f"(mean, std), got {type(out).__name__}; return logits only with "
+                "continuous_action=False"
+            )
+        mean, std = out
+        try:
+            return DiagGaussian(mean, std)
+        except ValueError as exc:
+            raise ValueError(
+                f"{where}: model.policy returned mean {list(mean.shape)} and std "
+                f"{list(std.shape)}, which do not broadcast (std may be [act_dim], "
+                "[1, act_dim] or the mean's shape)"
+            ) from exc
+
+    convert = staticmethod(as_batch_continuous_actions)
+    hint = (
+        "this PPO has continuous_action=True and needs float actions [B, act_dim]; build it "
+        "with continuous_action=False for a Discrete action space"
+    )
+
+    def check_fits(self, dist: Distribution, action: paddle.Tensor, where: str) -> None:
+        assert isinstance(dist, DiagGaussian)
+        if action.shape[1] != dist.mean.shape[-1]:
+            raise ValueError(
+                f"{where}: actions have {action.shape[1]} dimensions but model.policy "
+                f"returns a {dist.mean.shape[-1]}-dimensional mean"
+            )
+
+
+def _squeeze_value(value: paddle.Tensor) -> paddle.Tensor:
+    """``[B, 1]`` values to ``[B]``; anything else as the model returned it."""
+    return value.squeeze(-1) if value.ndim >= 2 and value.shape[-1] == 1 else value
 
 
 class PPO(parl.Algorithm):
@@ -86,16 +149,20 @@ class PPO(parl.Algorithm):
 
     * ``value(obs)`` → state values ``[B]`` or ``[B, 1]``;
     * ``policy(obs)`` → logits ``[B, n_actions]`` when ``continuous_action=False``;
-      ``(mean, std)``, each ``[B, act_dim]``, when ``continuous_action=True`` (PARL returns the
-      standard deviation, not its log; a state-independent ``log_std`` parameter with
-      ``std = exp(log_std)`` is the usual choice).
+      ``(mean, std)`` when ``continuous_action=True``, the mean ``[B, act_dim]`` and the
+      standard deviation (not its log, as in PARL) of that shape or broadcastable to it, such
+      as ``exp(log_std)`` of a state-independent ``[1, act_dim]`` parameter.
 
-    Discrete log-probabilities use ``log_softmax``; Gaussian log-probabilities and entropies
-    are written out and summed over action dimensions. Advantages and returns (e.g. GAE from
-    ``parl.utils.compute_gae``) are computed by the caller.
+    The policy becomes a :class:`~parl.core.distributions.Categorical` or
+    :class:`~parl.core.distributions.DiagGaussian` (log-probabilities from ``log_softmax``;
+    Gaussian ones summed over action dimensions). Advantages and returns (e.g. GAE from
+    ``parl.utils.compute_gae``) are computed by the caller. ``predict``, ``sample`` and
+    ``value`` give the observation to the model as it is, so one unbatched observation works
+    as in PARL 2.x; ``learn`` checks that every input has one entry per observation.
 
     The positional hyperparameters after ``model`` (``clip_param`` … ``continuous_action``)
-    are the fields of :class:`PPOConfig`, in PARL's order; ``None`` keeps the config's value.
+    are the fields of :class:`PPOConfig`, in PARL's order; ``None`` keeps the config's value,
+    except for ``max_grad_norm``, where ``None`` switches clipping off.
 
     Args:
         model: the actor-critic model.
@@ -120,7 +187,7 @@ class PPO(parl.Algorithm):
         entropy_coef: float | None = None,
         initial_lr: float | None = None,
         eps: float | None = None,
-        max_grad_norm: float | None = None,
+        max_grad_norm: float | None = UNSET,
         use_clipped_value_loss: bool | None = None,
         norm_adv: bool | None = None,
         continuous_action: bool | None = None,
@@ -144,6 +211,9 @@ class PPO(parl.Algorithm):
             continuous_action=continuous_action,
             **options,
         )
+        self._actions = (
+            _ContinuousActions() if self.config.continuous_action else _DiscreteActions()
+        )
         self.optimizer = paddle.optimizer.Adam(
             learning_rate=self.config.initial_lr,
             epsilon=self.config.eps,
@@ -151,42 +221,17 @@ class PPO(parl.Algorithm):
             use_multi_tensor=True,
         )
 
-    # -- distribution helpers -------------------------------------------------------------
-
-    def _policy(self, obs: paddle.Tensor, where: str) -> Any:
-        out = self.model.policy(obs)
-        batch = obs.shape[0]
-        if self.config.continuous_action:
-            if not (isinstance(out, (tuple, list)) and len(out) == 2):
-                raise TypeError(
-                    f"{where}: with continuous_action=True, model.policy must return "
-                    f"(mean, std), got {type(out).__name__}; return logits only with "
-                    "continuous_action=False"
-                )
-            mean, std = out
-            if mean.ndim != 2 or mean.shape[0] != batch or list(std.shape) != list(mean.shape):
-                raise ValueError(
-                    f"{where}: model.policy returned mean {list(mean.shape)} and std "
-                    f"{list(std.shape)}; both must be [{batch}, act_dim]"
-                )
-            return mean, std
-        if isinstance(out, (tuple, list)):
-            raise TypeError(
-                f"{where}: with continuous_action=False, model.policy must return logits, got a "
-                f"{type(out).__name__} of {len(out)}; pass continuous_action=True for a "
-                "Gaussian policy returning (mean, std)"
-            )
-        if out.ndim != 2 or out.shape[0] != batch:
+    def _distribution(self, obs: paddle.Tensor, where: str, batch: int | None = None) -> Any:
+        dist = self._actions.distribution(self.model.policy(obs), where)
+        if batch is not None and list(dist.batch_shape) != [batch]:
             raise ValueError(
-                f"{where}: model.policy returned logits {list(out.shape)}, expected "
-                f"[{batch}, n_actions]"
+                f"{where}: model.policy gives one action distribution per entry of "
+                f"{list(dist.batch_shape)}, expected [{batch}] for {batch} observations"
             )
-        return out
+        return dist
 
     def _value(self, obs: paddle.Tensor, where: str) -> paddle.Tensor:
-        value = self.model.value(obs)
-        if value.ndim == 2 and value.shape[1] == 1:
-            value = value.squeeze(-1)
+        value = _squeeze_value(self.model.value(obs))
         if value.ndim != 1 or value.shape[0] != obs.shape[0]:
             raise ValueError(
                 f"{where}: model.value returned {list(value.shape)}, expected [{obs.shape[0]}] "
@@ -194,101 +239,35 @@ class PPO(parl.Algorithm):
             )
         return value
 
-    @staticmethod
-    def _gaussian_logp_entropy(
-        mean: paddle.Tensor, std: paddle.Tensor, action: paddle.Tensor
-    ) -> tuple[paddle.Tensor, paddle.Tensor]:
-        log_std = paddle.log(std)
-        z = (action - mean) / std
-        logp = (-0.5 * z * z - log_std - _HALF_LOG_2PI).sum(-1)
-        entropy = (0.5 + _HALF_LOG_2PI + log_std).sum(-1)
-        return logp, entropy
-
-    @staticmethod
-    def _categorical_logp_entropy(
-        logits: paddle.Tensor, action: paddle.Tensor
-    ) -> tuple[paddle.Tensor, paddle.Tensor]:
-        log_probs = F.log_softmax(logits, axis=-1)
-        logp = paddle.take_along_axis(log_probs, action.unsqueeze(-1), axis=1).squeeze(-1)
-        entropy = -(log_probs.exp() * log_probs).sum(-1)
-        return logp, entropy
-
-    def _as_actions(self, action: Any, batch: int, where: str) -> paddle.Tensor:
-        if self.config.continuous_action:
-            if is_integer(action):
-                raise TypeError(
-                    f"{where}: got integer (discrete) actions, but this PPO has "
-                    "continuous_action=True and needs float actions [B, act_dim]; build it with "
-                    "continuous_action=False for a Discrete action space"
-                )
-            tensor = to_tensor(action, "float32")
-            if tensor.ndim == 1:
-                tensor = tensor.unsqueeze(-1)
-            if tensor.ndim != 2 or tensor.shape[0] != batch:
-                raise ValueError(
-                    f"{where}: continuous actions must have shape [{batch}, act_dim], got "
-                    f"{list(tensor.shape)}"
-                )
-            return tensor
-        if not is_integer(action):
-            raise TypeError(
-                f"{where}: got float actions, but this PPO has continuous_action=False and "
-                "needs integer action indices [B]; build it with continuous_action=True for a "
-                "Box action space, or cast discrete actions with .astype('int64')"
-            )
-        return as_batch_actions(action, batch, where)
-
-    def _logp_entropy(
-        self, obs: paddle.Tensor, action: paddle.Tensor, where: str
-    ) -> tuple[paddle.Tensor, paddle.Tensor]:
-        dist = self._policy(obs, where)
-        if self.config.continuous_action:
-            mean, std = dist
-            return self._gaussian_logp_entropy(mean, std, action)
-        return self._categorical_logp_entropy(dist, action)
-
     # -- acting ---------------------------------------------------------------------------
 
     def sample(
         self, obs: paddle.Tensor
     ) -> tuple[paddle.Tensor, paddle.Tensor, paddle.Tensor, paddle.Tensor]:
-        """Draw exploratory actions for a batch of observations (no gradients).
+        """Draw exploratory actions (no gradients); one observation or a batch ``[B, ...]``.
 
         Returns:
             ``(value, action, action_log_probs, action_entropy)``: values ``[B]``; actions
             ``[B]`` int64 (discrete) or ``[B, act_dim]`` float32 (continuous); their
-            log-probabilities ``[B]``; the policy entropies ``[B]``.
+            log-probabilities ``[B]``; the policy entropies ``[B]``. For one observation the
+            ``B`` axis is absent (values keep the model's shape).
         """
-        where = "PPO.sample"
-        obs = as_batch_obs(obs, where)
+        obs = to_tensor(obs, "float32")
         with paddle.no_grad():
-            value = self._value(obs, where)
-            dist = self._policy(obs, where)
-            if self.config.continuous_action:
-                mean, std = dist
-                action = mean + std * paddle.randn(mean.shape, dtype=mean.dtype)
-                logp, entropy = self._gaussian_logp_entropy(mean, std, action)
-            else:
-                action = paddle.multinomial(F.softmax(dist, axis=-1), num_samples=1).squeeze(-1)
-                logp, entropy = self._categorical_logp_entropy(dist, action)
-        return value, action, logp, entropy
+            value = _squeeze_value(self.model.value(obs))
+            dist = self._distribution(obs, "PPO.sample")
+            action = dist.sample()
+            return value, action, dist.log_prob(action), dist.entropy()
 
     def predict(self, obs: paddle.Tensor) -> paddle.Tensor:
-        """Return greedy actions: the argmax ``[B]`` (discrete) or the mean ``[B, act_dim]``."""
-        where = "PPO.predict"
-        obs = as_batch_obs(obs, where)
+        """Return greedy actions: the argmax (discrete) or the mean (continuous)."""
         with paddle.no_grad():
-            dist = self._policy(obs, where)
-        if self.config.continuous_action:
-            return dist[0]
-        return dist.argmax(axis=-1)
+            return self._distribution(to_tensor(obs, "float32"), "PPO.predict").mode()
 
     def value(self, obs: paddle.Tensor) -> paddle.Tensor:
-        """Return the state values ``[B]`` of a batch of observations (no gradients)."""
-        where = "PPO.value"
-        obs = as_batch_obs(obs, where)
+        """Return state values ``[B]`` of a batch (no gradients); ``[B, 1]`` is squeezed."""
         with paddle.no_grad():
-            return self._value(obs, where)
+            return _squeeze_value(self.model.value(to_tensor(obs, "float32")))
 
     # -- learning -------------------------------------------------------------------------
 
@@ -305,7 +284,8 @@ class PPO(parl.Algorithm):
         """One gradient step on prepared tensors; returns ``[value_loss, action_loss, entropy]``."""
         cfg = self.config
         value = self._value(obs, where)
-        logp, entropy = self._logp_entropy(obs, action, where)
+        dist = self._distribution(obs, where, obs.shape[0])
+        logp, entropy = dist.log_prob(action), dist.entropy()
         if cfg.norm_adv and adv.shape[0] > 1:
             # Unbiased std written out: paddle.std promotes dtypes internally and warns.
             centered = adv - adv.mean()
@@ -331,22 +311,10 @@ class PPO(parl.Algorithm):
         loss = cfg.value_loss_coef * value_loss + action_loss - cfg.entropy_coef * entropy_loss
         self.optimizer.clear_grad()
         loss.backward()
-        clip_grad_norm_(self.model.parameters(), cfg.max_grad_norm)
+        if cfg.max_grad_norm is not None:
+            clip_grad_norm_(self.model.parameters(), cfg.max_grad_norm)
         self.optimizer.step()
         return paddle.stack([value_loss, action_loss, entropy_loss]).detach()
-
-    def _check_actions(self, obs: paddle.Tensor, action: paddle.Tensor, where: str) -> None:
-        """Check actions against the model's output size (one tiny forward, one host read)."""
-        with paddle.no_grad():
-            dist = self._policy(obs[:1], where)
-        if self.config.continuous_action:
-            if action.shape[1] != dist[0].shape[1]:
-                raise ValueError(
-                    f"{where}: actions have {action.shape[1]} dimensions but model.policy "
-                    f"returns a {dist[0].shape[1]}-dimensional mean"
-                )
-        else:
-            check_action_range(action, dist.shape[1], where)
 
     def _prepare(
         self,
@@ -360,8 +328,10 @@ class PPO(parl.Algorithm):
     ) -> _Batch:
         obs = as_batch_obs(batch_obs, where)
         batch = obs.shape[0]
-        action = self._as_actions(batch_action, batch, where)
-        self._check_actions(obs, action, where)
+        action = self._actions.convert(batch_action, batch, where, self._actions.hint)
+        # One tiny forward and one host read check the actions against the model's outputs.
+        with paddle.no_grad():
+            self._actions.check_fits(self._distribution(obs[:1], where, 1), action, where)
         return (
             obs,
             action,
@@ -372,11 +342,16 @@ class PPO(parl.Algorithm):
         )
 
     def _set_lr(self, lr: float | None) -> None:
+        """PARL's ``if lr: set_lr(lr)``: ``None`` and ``0`` keep the current rate."""
         if lr is None:
             return
-        if not (isinstance(lr, (int, float)) and lr > 0):
-            raise ValueError(f"lr must be a positive number, got {lr!r}")
-        self.optimizer.set_lr(float(lr))
+        if isinstance(lr, bool) or not isinstance(lr, numbers.Real) or not lr >= 0:
+            raise ValueError(
+                f"lr must be a non-negative number or None, got {lr!r} (None and 0 keep the "
+                "optimizer's current rate)"
+            )
+        if lr > 0:
+            self.optimizer.set_lr(float(lr))
 
     def learn(
         self,
@@ -397,7 +372,8 @@ class PPO(parl.Algorithm):
             batch_return: value targets ``[B]`` (advantages + values).
             batch_logprob: log-probabilities of the actions when acting ``[B]``.
             batch_adv: advantages ``[B]``.
-            lr: a new learning rate, kept for later steps; ``None`` keeps the current one.
+            lr: a new learning rate, kept for later steps; ``None`` or ``0`` keeps the current
+                one (PARL's ``if lr:``, so a schedule that ends at exactly 0 does not fail).
 
         Returns:
             ``(value_loss, action_loss, entropy_loss)`` as floats (entropy is the mean policy
@@ -437,18 +413,16 @@ class PPO(parl.Algorithm):
         Args:
             epochs: passes over the rollout.
             num_minibatches: minibatches per pass; ``B`` must be divisible by it.
-            lr: learning rate for these steps (kept afterwards); ``None`` keeps the current one.
+            lr: learning rate for these steps (kept afterwards); ``None`` or ``0`` keeps the
+                current one.
             rng: the generator that shuffles; a fresh unseeded one if ``None``.
 
         Returns:
             The mean ``(value_loss, action_loss, entropy_loss)`` over all steps.
         """
         where = "PPO.learn_epochs"
-        if epochs < 1 or num_minibatches < 1:
-            raise ValueError(
-                f"{where}: epochs and num_minibatches must be >= 1, got {epochs} and "
-                f"{num_minibatches}"
-            )
+        epochs = positive_int("epochs", epochs)
+        num_minibatches = positive_int("num_minibatches", num_minibatches)
         self._set_lr(lr)
         tensors = self._prepare(
             batch_obs, batch_action, batch_value, batch_return, batch_logprob, batch_adv, where

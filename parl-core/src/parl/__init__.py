@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from parl._version import __version__
 from parl.core import prefer_fast_mkl_kernels as _prefer_fast_mkl_kernels
+from parl.core import quiet_paddle as _quiet_paddle
 from parl.plugins import hookimpl
 
 _prefer_fast_mkl_kernels()
+_quiet_paddle()
 
 if TYPE_CHECKING:
     from parl import algorithms

@@ -39,16 +39,17 @@ class ContextualBandit(parl.Algorithm):
         )
 
     def predict(self, obs: paddle.Tensor) -> paddle.Tensor:
-        """Return the greedy action for each context."""
+        """Return the greedy action for each context (one context: one action)."""
         with paddle.no_grad():
             return self.model(obs).argmax(axis=-1)
 
     def sample(self, obs: paddle.Tensor) -> paddle.Tensor:
         """Return the greedy action, or with probability ``epsilon`` a uniform one."""
-        greedy = self.predict(obs)
-        n_actions = int(self.model(obs[:1]).shape[-1])
-        explore = paddle.rand([obs.shape[0]]) < self.config.epsilon
-        random = paddle.randint(0, n_actions, [obs.shape[0]], dtype=greedy.dtype)
+        with paddle.no_grad():
+            rewards = self.model(obs)
+        greedy = rewards.argmax(axis=-1)
+        explore = paddle.rand(greedy.shape) < self.config.epsilon
+        random = paddle.randint(0, rewards.shape[-1], greedy.shape, dtype=greedy.dtype)
         return paddle.where(explore, random, greedy)
 
     def learn(self, obs: paddle.Tensor, action: paddle.Tensor, reward: paddle.Tensor) -> float:

@@ -14,6 +14,7 @@ Examples:
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
 from parl.algorithms._registry import ENTRY_POINT_GROUP, AlgorithmEntry, registry
@@ -68,7 +69,17 @@ def __getattr__(name: str) -> type[Algorithm]:
     try:
         return registry.get(name)
     except UnknownAlgorithmError as exc:
+        if _in_from_import():
+            # ``from parl.algorithms import X``: Python turns an AttributeError into a bare
+            # "cannot import name", so the helpful error is raised as it is (an ImportError).
+            raise
         raise AttributeError(str(exc)) from exc
+
+
+def _in_from_import() -> bool:
+    """Whether the caller of ``__getattr__`` is the import system resolving a from-import."""
+    caller = sys._getframe(2)
+    return caller.f_code.co_name == "_handle_fromlist" and "importlib" in caller.f_code.co_filename
 
 
 def __dir__() -> list[str]:

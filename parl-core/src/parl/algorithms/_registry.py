@@ -4,39 +4,46 @@ from __future__ import annotations
 
 import difflib
 import importlib
-import sys
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from parl.core.errors import DuplicateAlgorithmError, PluginLoadError, UnknownAlgorithmError
-
-if sys.version_info >= (3, 12):
-    from importlib.metadata import EntryPoint, entry_points
-else:
-    from importlib_metadata import EntryPoint, entry_points
+from parl.plugins._entry_points import EntryPoint, entry_points, origin
 
 if TYPE_CHECKING:
     from parl.core.algorithm import Algorithm
 
 ENTRY_POINT_GROUP = "parl.algorithms"
 
-# First-party names and the distribution that provides them, for install hints.
-FIRST_PARTY: dict[str, str] = {
-    "DQN": "parl-algos-dqn",
-    "DDQN": "parl-algos-dqn",
+# The first-party families this repository builds, and the algorithms each ships (or will
+# ship: parl-algos-ac and parl-algos-impala are being built), for install hints.
+FAMILIES: dict[str, tuple[str, ...]] = {
+    "parl-algos-dqn": ("DQN", "DDQN"),
+    "parl-algos-pg": ("PolicyGradient", "PPO"),
+    "parl-algos-ac": ("A2C", "DDPG", "TD3", "SAC"),
+    "parl-algos-impala": ("IMPALA",),
+}
+# PARL 2.x algorithms that no family ships (yet), with the family they would belong to.
+PARL2_ONLY: dict[str, str] = {
     "QMIX": "parl-algos-dqn",
-    "PolicyGradient": "parl-algos-pg",
-    "PPO": "parl-algos-pg",
-    "A2C": "parl-algos-ac",
-    "DDPG": "parl-algos-ac",
-    "TD3": "parl-algos-ac",
-    "SAC": "parl-algos-ac",
     "OAC": "parl-algos-ac",
     "CQL": "parl-algos-ac",
     "MADDPG": "parl-algos-ac",
-    "IMPALA": "parl-algos-impala",
 }
+FIRST_PARTY: dict[str, str] = {
+    **{name: family for family, names in FAMILIES.items() for name in names},
+    **PARL2_ONLY,
+}
+
+
+def _installed_version(distribution: str) -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -50,13 +57,8 @@ class AlgorithmEntry:
 
     @classmethod
     def from_entry_point(cls, entry_point: EntryPoint) -> AlgorithmEntry:
-        dist = entry_point.dist
-        return cls(
-            name=entry_point.name,
-            value=entry_point.value,
-            distribution=dist.name if dist is not None else "<unknown distribution>",
-            version=dist.version if dist is not None else "?",
-        )
+        distribution, version = origin(entry_point)
+        return cls(entry_point.name, entry_point.value, distribution, version)
 
 
 class Registry:
@@ -140,18 +142,41 @@ class Registry:
 
     def _unknown_message(self, name: str) -> str:
         installed = self.names()
+        # Typos are matched against installed names; a wrong case also against first-party ones.
+        close = difflib.get_close_matches(name, set(installed) - {name}, n=3, cutoff=0.6)
+        same_but_case = {n.lower(): n for n in (set(installed) | set(FIRST_PARTY)) - {name}}
+        meant = same_but_case.get(name.lower(), name)
+        if meant != name and meant not in close:
+            close.insert(0, meant)
         lines = [f"no algorithm named {name!r} is installed."]
-        close = difflib.get_close_matches(name, set(installed) | set(FIRST_PARTY), n=3, cutoff=0.6)
-        lowered = {n.lower(): n for n in set(installed) | set(FIRST_PARTY)}
-        if name.lower() in lowered and lowered[name.lower()] not in close:
-            close.insert(0, lowered[name.lower()])
         if close:
             lines.append(f"Did you mean {' or '.join(repr(c) for c in close)}?")
         lines.append(f"Installed algorithms: {', '.join(installed) if installed else '(none)'}.")
-        family = FIRST_PARTY.get(name)
-        if family is not None:
-            lines.append(f"{name} is provided by the {family} distribution: pip install {family}")
+        family = FIRST_PARTY.get(meant)
+        if family is not None and meant not in installed:
+            lines.append(self._family_hint(meant, family))
         return " ".join(lines)
+
+    def _family_hint(self, name: str, family: str) -> str:
+        version = _installed_version(family)
+        if version is not None:
+            provided = sorted(e.name for e in self._installed_entries() if e.distribution == family)
+            return (
+                f"{name} belongs to the {family} family, which is installed ({family} {version}) "
+                f"but does not provide it; it provides {', '.join(provided) or 'nothing'}."
+            )
+        if name in PARL2_ONLY:
+            return (
+                f"{name} is a PARL 2.x algorithm that no distribution of this PARL provides yet "
+                f"(it would belong to {family})."
+            )
+        return (
+            f"{name} is provided by the {family} distribution: pip install {family} (from a "
+            f"checkout of the PARL repository: pip install ./{family})."
+        )
+
+    def _installed_entries(self) -> list[AlgorithmEntry]:
+        return [entry for found in self._scan().values() for entry in found]
 
 
 def validate_algorithm_class(obj: object, where: str) -> None:

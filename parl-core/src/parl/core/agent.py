@@ -2,35 +2,47 @@
 
 from __future__ import annotations
 
+import logging
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
+from parl.core import checkpoint
 from parl.core.algorithm import Algorithm, check_model_method
 from parl.core.errors import CheckpointError, WeightsMismatchError
 from parl.core.model import Model
+from parl.core.tensor_files import read_tensor_file, write_tensor_file
 from parl.plugins import get_plugin_manager
 
 import numpy as np
 import paddle
 
-__all__ = ["Agent"]
+__all__ = ["WEIGHTS_FORMAT", "Agent"]
 
 PathLike = str | os.PathLike[str]
+WEIGHTS_FORMAT = "parl.weights"
+_logger = logging.getLogger("parl")
 
 
 class Agent:
     """Base class of agents: numpy in, tensors to the algorithm, numpy out.
 
     Subclasses implement :meth:`learn`, :meth:`predict` and :meth:`sample` for their data
-    layout. The base class gives weight exchange (for distributed actors), atomic checkpoints,
-    inference-model export and train/eval switching of every model the algorithm holds.
+    layout. The base class gives PARL 2.x's weight exchange (for distributed actors) and
+    one-model :meth:`save` / :meth:`restore`, full training checkpoints
+    (:meth:`save_checkpoint` / :meth:`load_checkpoint`), inference-model export and
+    train/eval switching of every model the algorithm holds. Every file is written atomically
+    and read without running code from it.
 
     Args:
         algorithm: the :class:`~parl.Algorithm` this agent drives.
     """
+
+    checkpoint_state: ClassVar[tuple[str, ...]] = ()
+    """Attributes of the agent that :meth:`save_checkpoint` saves, as
+    :attr:`parl.Algorithm.checkpoint_state` (e.g. a step counter and an exploration
+    generator: ``("learn_steps", "rng")``)."""
 
     def __init__(self, algorithm: Algorithm) -> None:
         if not isinstance(algorithm, Algorithm):
@@ -50,67 +62,95 @@ class Agent:
         """Return exploratory action(s) for numpy observation(s)."""
         raise NotImplementedError(f"{type(self).__name__} does not implement sample()")
 
-    def get_weights(self) -> dict[str, dict[str, np.ndarray]]:
-        """Return the algorithm's weights (see :meth:`parl.Algorithm.get_weights`)."""
+    def get_weights(self, *args: Any, **kwargs: Any) -> dict[str, np.ndarray]:
+        """Return the flat weights of ``alg.model`` (see :meth:`parl.Algorithm.get_weights`)."""
         return self.alg.get_weights()
 
-    def set_weights(self, weights: Mapping[str, Mapping[str, np.ndarray]]) -> None:
-        """Load weights shaped like :meth:`get_weights`' result."""
+    def set_weights(self, weights: Mapping[str, Any], *args: Any, **kwargs: Any) -> None:
+        """Load :meth:`get_weights`' result into ``alg.model``, checking all before writing."""
         self.alg.set_weights(weights)
 
     def save(self, save_path: PathLike, model: Model | None = None) -> None:
-        """Write a checkpoint atomically: a crash mid-save leaves any previous file intact.
+        """Save one model's weights (PARL's meaning), atomically, as a safetensors file.
 
         Args:
-            save_path: the file to write; missing parent folders are created.
-            model: save only this model's weights (PARL's behaviour); by default every model
-                the algorithm holds is saved.
+            save_path: the file to write; missing parent folders are created. A crash
+                mid-save leaves any previous file intact.
+            model: the model to save; ``alg.model`` by default. Target networks, optimizer
+                states and counters are not saved: use :meth:`save_checkpoint` to resume
+                training.
         """
-        path = Path(save_path)
-        state: Any = model.get_weights() if model is not None else self.alg.get_weights()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        os.close(fd)
-        try:
-            paddle.save(state, tmp_name)
-            with open(tmp_name, "rb") as handle:
-                os.fsync(handle.fileno())
-            os.replace(tmp_name, path)
-        except BaseException:
-            Path(tmp_name).unlink(missing_ok=True)
-            raise
-        get_plugin_manager().hook.parl_after_save(agent=self, path=path)
+        target = model if model is not None else self.alg._main_model()
+        metadata = {"format": WEIGHTS_FORMAT, "version": 1, "model": type(target).__qualname__}
+        write_tensor_file(save_path, target.get_weights(), metadata)
+        self._after_save(Path(save_path), "weights")
 
-    def restore(self, save_path: PathLike, model: Model | None = None) -> None:
-        """Load a checkpoint written by :meth:`save`; on any error nothing is changed.
+    def restore(
+        self, save_path: PathLike, model: Model | None = None, *, allow_pickle: bool = False
+    ) -> None:
+        """Load weights saved by :meth:`save` into one model; on any error nothing changes.
 
-        A file holding a single model's weights (as PARL's ``save`` wrote) is loaded into
-        ``model``, or into the algorithm's ``model`` when none is given.
+        A training checkpoint (:meth:`save_checkpoint`) works too: the model's weights are
+        taken from it.
+
+        Args:
+            save_path: the file to read.
+            model: the model to load into; ``alg.model`` by default.
+            allow_pickle: also accept a PARL 2.x weights file (a ``paddle.save`` pickle). A
+                pickle can run code when loaded, so only set this for files you trust; PARL
+                then builds nothing but arrays from it.
 
         Raises:
-            CheckpointError: the file is missing, unreadable, truncated, or does not fit.
+            CheckpointError: the file is missing, unreadable, truncated, a pickle without
+                ``allow_pickle``, or its weights do not fit the model.
         """
-        path = Path(save_path)
-        if not path.is_file():
-            raise CheckpointError(f"no checkpoint file at {str(path)!r}")
+        target = model if model is not None else self.alg._main_model()
+        where = repr(str(save_path))
+        loaded = read_tensor_file(save_path, allow_pickle=allow_pickle)
+        weights = loaded.tensors
+        if loaded.metadata.get("format") == checkpoint.FORMAT:
+            path = next((p for p, m in self.alg.named_models() if m is target), None)
+            prefix = f"models/{path}/"
+            weights = {k[len(prefix) :]: v for k, v in weights.items() if k.startswith(prefix)}
         try:
-            state = paddle.load(str(path))
-        except Exception as exc:
-            raise CheckpointError(
-                f"could not read checkpoint {str(path)!r} (truncated or not written by "
-                f"Agent.save): {exc}"
-            ) from exc
-        if not isinstance(state, Mapping):
-            raise CheckpointError(f"checkpoint {str(path)!r} holds no weights dict")
-        single_model = not any(isinstance(value, Mapping) for value in state.values())
-        target = model if model is not None or not single_model else self.alg.model
-        try:
-            if target is not None:
-                target.set_weights(_to_numpy(state))
-            else:
-                self.alg.set_weights({key: _to_numpy(value) for key, value in state.items()})
+            target.set_weights(weights)
         except WeightsMismatchError as exc:
-            raise CheckpointError(f"checkpoint {str(path)!r} does not fit: {exc}") from exc
+            raise CheckpointError(f"{where} does not fit {type(target).__name__}: {exc}") from exc
+
+    def save_checkpoint(self, path: PathLike) -> None:
+        """Save the whole training state, atomically, to resume training from it later.
+
+        The file holds every model of the algorithm (target networks included), every
+        optimizer's state and learning rate, the ``checkpoint_state`` attributes of the
+        algorithm and of this agent (counters, learnable scalars, exploration generators), and
+        the random states of paddle, numpy and Python. :meth:`load_checkpoint` into an agent
+        built the same way continues exactly where this one stands.
+        """
+        arrays, metadata = checkpoint.capture(self)
+        write_tensor_file(path, arrays, metadata)
+        self._after_save(Path(path), "checkpoint")
+
+    def load_checkpoint(self, path: PathLike) -> None:
+        """Load a file written by :meth:`save_checkpoint`, checking all of it first.
+
+        Also restores the process's random states (paddle, numpy, Python), so that a resumed
+        run draws what the saved one would have.
+
+        Raises:
+            CheckpointError: the file is missing, truncated, of a newer format, from another
+                kind of agent or algorithm, or any entry does not fit; nothing is changed then.
+        """
+        apply = checkpoint.plan_restore(self, read_tensor_file(path), repr(str(path)))
+        apply()
+
+    def _after_save(self, path: Path, kind: str) -> None:
+        # The file is complete; a failing observer must not turn the save into an error.
+        try:
+            get_plugin_manager().hook.parl_after_save(agent=self, path=path, kind=kind)
+        except Exception as exc:
+            _logger.warning(
+                "%s saved to %s, but a parl_after_save hook failed: %s", kind, path, exc
+            )
 
     def save_inference_model(
         self,
@@ -161,10 +201,3 @@ class Agent:
         for _, model in self.alg.named_models():
             model.eval()
         self.training = False
-
-
-def _to_numpy(weights: Mapping[str, Any]) -> dict[str, np.ndarray]:
-    return {
-        name: value.numpy() if isinstance(value, paddle.Tensor) else np.asarray(value)
-        for name, value in weights.items()
-    }

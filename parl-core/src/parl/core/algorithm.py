@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from parl.core.config import AlgorithmConfig
-from parl.core.errors import ModelContractError, WeightsMismatchError
-from parl.core.model import Model, check_shapes
+from parl.core.errors import ModelContractError
+from parl.core.model import Model
 
 import numpy as np
+import paddle
 
-__all__ = ["Algorithm", "check_model_method"]
+__all__ = ["Algorithm", "check_model_method", "named_attributes"]
+
+T = TypeVar("T")
 
 
 def check_model_method(model: Model, method: str, algo: str) -> None:
@@ -28,6 +31,27 @@ def check_model_method(model: Model, method: str, algo: str) -> None:
         )
 
 
+def named_attributes(owner: object, kind: type[T]) -> Iterator[tuple[str, T]]:
+    """Yield ``(path, value)`` for every attribute of ``owner`` that is a ``kind``.
+
+    Attributes are looked at directly and one level down in lists, tuples and dicts
+    (``"critics.0"``, ``"heads.policy"``), as PARL 2.x did; an object reachable twice is
+    yielded once, under its first path.
+    """
+    seen: set[int] = set()
+    for attr, value in vars(owner).items():
+        if isinstance(value, (list, tuple)):
+            items: Any = [(f"{attr}.{i}", item) for i, item in enumerate(value)]
+        elif isinstance(value, dict):
+            items = [(f"{attr}.{key}", item) for key, item in value.items()]
+        else:
+            items = [(attr, value)]
+        for path, item in items:
+            if isinstance(item, kind) and id(item) not in seen:
+                seen.add(id(item))
+                yield path, item
+
+
 class Algorithm:
     """Base class of learning algorithms: it owns models and optimizers, and works on tensors.
 
@@ -38,13 +62,19 @@ class Algorithm:
     ``gama=0.9`` or a value such as ``lr=-1`` is a :class:`pydantic.ValidationError` naming the
     field.
 
-    :meth:`get_weights` and :meth:`set_weights` cover every :class:`~parl.Model` the algorithm
-    holds as an attribute (directly, or one level down in a list, tuple or dict), target
-    networks included.
+    :meth:`get_weights` and :meth:`set_weights` are PARL 2.x's: the flat weights of
+    :attr:`model`. :meth:`named_models` and :meth:`named_optimizers` list everything the
+    algorithm holds (target networks included), which :meth:`parl.Agent.save_checkpoint` saves
+    together with the attributes named in :attr:`checkpoint_state`.
     """
 
     Config: ClassVar[type[AlgorithmConfig]] = AlgorithmConfig
     required_model_methods: ClassVar[tuple[str, ...]] = ()
+    checkpoint_state: ClassVar[tuple[str, ...]] = ()
+    """Attributes a training checkpoint saves besides models and optimizers: step counters
+    (``int``/``float``/``bool``), learnable scalars and other tensors (``paddle.Tensor``, loaded
+    in place so optimizers keep them), numpy arrays and ``numpy.random.Generator``\\ s. A family
+    declares them, e.g. ``checkpoint_state = ("log_alpha", "total_it")``."""
 
     def __init__(
         self,
@@ -79,40 +109,33 @@ class Algorithm:
 
     def named_models(self) -> Iterator[tuple[str, Model]]:
         """Yield ``(path, model)`` for every model held: ``"model"``, ``"critics.0"``, …."""
-        for attr, value in vars(self).items():
-            if isinstance(value, Model):
-                yield attr, value
-            elif isinstance(value, (list, tuple)):
-                for index, item in enumerate(value):
-                    if isinstance(item, Model):
-                        yield f"{attr}.{index}", item
-            elif isinstance(value, dict):
-                for key, item in value.items():
-                    if isinstance(item, Model):
-                        yield f"{attr}.{key}", item
+        return named_attributes(self, Model)
 
-    def get_weights(self) -> dict[str, dict[str, np.ndarray]]:
-        """Return the weights of every model held, keyed by its path (see :meth:`named_models`)."""
-        return {path: model.get_weights() for path, model in self.named_models()}
+    def named_optimizers(self) -> Iterator[tuple[str, paddle.optimizer.Optimizer]]:
+        """Yield ``(path, optimizer)`` for every optimizer held, found as :meth:`named_models`."""
+        return named_attributes(self, paddle.optimizer.Optimizer)
 
-    def set_weights(self, weights: Mapping[str, Mapping[str, np.ndarray]]) -> None:
-        """Load weights shaped like :meth:`get_weights`' result, checking all before writing any.
+    def _main_model(self) -> Model:
+        if not isinstance(getattr(self, "model", None), Model):
+            raise AttributeError(
+                f"{type(self).__name__} holds no `model`, so it has no PARL-style weights; use "
+                "named_models() to reach its models, or Agent.save_checkpoint for all of them"
+            )
+        return self.model  # type: ignore[return-value]
+
+    def get_weights(self) -> dict[str, np.ndarray]:
+        """Return the weights of :attr:`model` as ``{name: array}`` (PARL 2.x's contract).
+
+        Names are the model's structured names (``fc1.weight``, ``actor_model.l1.weight``),
+        buffers included; target networks are not part of it.
+        """
+        return self._main_model().get_weights()
+
+    def set_weights(self, weights: Mapping[str, Any]) -> None:
+        """Load :meth:`get_weights`' result into :attr:`model`, checking all before writing.
 
         Raises:
-            WeightsMismatchError: a model path or a parameter is missing, unexpected or of
-                another shape; nothing is changed then.
+            WeightsMismatchError: a name is missing or unexpected, a shape differs or a value
+                is not numeric; nothing is changed then.
         """
-        models = dict(self.named_models())
-        if set(weights) != set(models):
-            raise WeightsMismatchError(
-                f"weights for {type(self).__name__} cover models {sorted(weights)}, "
-                f"but it holds {sorted(models)}"
-            )
-        for path, model in models.items():
-            check_shapes(
-                {name: tuple(t.shape) for name, t in model.state_dict().items()},
-                {name: np.shape(value) for name, value in weights[path].items()},
-                f"{type(self).__name__}.{path}",
-            )
-        for path, model in models.items():
-            model.set_weights(weights[path])
+        self._main_model().set_weights(weights)

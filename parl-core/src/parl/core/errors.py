@@ -7,12 +7,17 @@ class ParlError(Exception):
     """Base class of the errors PARL raises on purpose."""
 
 
-class UnknownAlgorithmError(ParlError, LookupError):
-    """No installed plugin provides an algorithm of the requested name."""
+class UnknownAlgorithmError(ParlError, LookupError, ImportError):
+    """No installed plugin provides an algorithm of the requested name.
+
+    A ``LookupError`` for ``parl.algorithms.get(name)``, and an ``ImportError`` so that
+    ``from parl.algorithms import DDPG`` inside ``try: ... except ImportError:`` works as the
+    usual optional-import idiom.
+    """
 
 
 class PluginLoadError(ParlError, ImportError):
-    """A registered algorithm plugin failed to import or is not a valid algorithm."""
+    """A registered plugin (an algorithm or a hook plugin) failed to load or is not valid."""
 
 
 class DuplicateAlgorithmError(ParlError, LookupError):
@@ -24,7 +29,7 @@ class WeightsMismatchError(ParlError, ValueError):
 
 
 class CheckpointError(ParlError, OSError):
-    """A checkpoint file is missing, truncated, or does not fit the agent."""
+    """A weights or checkpoint file is missing, unreadable, unsafe, or does not fit the agent."""
 
 
 class ModelContractError(ParlError, TypeError):

@@ -4,47 +4,89 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from typing import Any
 
 from parl.core import slow_mkl_dispatch
 from parl.core.errors import WeightsMismatchError
+from parl.core.target import update_target
 
 import numpy as np
 import paddle
 
-__all__ = ["Model", "check_shapes"]
+__all__ = ["CHECKPOINT_HINT", "Model", "check_weights", "numpy_dtype"]
 
 if slow_mkl_dispatch():
     logging.getLogger("parl").warning(
-        "paddle was imported before parl on an AMD CPU, so its MKL runs slow generic kernels "
-        "(Linear layers about 2.4x slower). Import parl before paddle, or set "
-        "MKL_DEBUG_CPU_TYPE=5 before starting Python (MKL_DEBUG_CPU_TYPE=0 silences this)."
+        "paddle computed on this AMD CPU before parl was imported, so its MKL runs slow generic "
+        "kernels (Linear layers about 2.5x slower). Import parl before paddle's first "
+        "computation, or start Python with MKL_DEBUG_CPU_TYPE=5 (MKL_DEBUG_CPU_TYPE=0 keeps "
+        "MKL's own choice and silences this)."
     )
 
 Shape = tuple[int, ...]
+# Array kinds that can be weights: bool, signed and unsigned ints, floats.
+_NUMBER_KINDS = "biuf"
 
 
-def check_shapes(expected: Mapping[str, Shape], given: Mapping[str, Shape], owner: str) -> None:
-    """Raise :class:`WeightsMismatchError` unless ``given`` has exactly the expected shapes.
+def _as_array(value: Any) -> np.ndarray:
+    return value.numpy() if isinstance(value, paddle.Tensor) else np.asarray(value)
+
+
+_WEIGHTS_HINT = "pass the dict returned by get_weights() of the same architecture"
+CHECKPOINT_HINT = "the file was written by an agent built differently"
+
+
+def check_weights(
+    expected: Mapping[str, tuple[Shape, np.dtype]],
+    given: Mapping[str, Any],
+    owner: str,
+    hint: str = _WEIGHTS_HINT,
+) -> dict[str, np.ndarray]:
+    """Check ``given`` against ``expected`` and return its arrays cast to the expected dtypes.
+
+    Everything is checked before anything is returned, so a caller that writes only after this
+    returns never applies half of a bad dict.
 
     Args:
-        expected: parameter name to the shape it must have.
-        given: parameter name to the shape of the value offered for it.
-        owner: what the weights are for, used in the message (e.g. ``"CartpoleModel"``).
+        expected: entry name to the shape and numpy dtype it must have.
+        given: entry name to an array, a tensor or anything ``numpy.asarray`` takes.
+        owner: what the weights are for, used in messages (e.g. ``"CartpoleModel"``).
+        hint: how to fix a name mismatch, appended to its message.
+
+    Raises:
+        WeightsMismatchError: a name is missing or unexpected, a value is not numeric (a string
+            or object array), or a shape differs.
     """
     missing = sorted(set(expected) - set(given))
     unexpected = sorted(set(given) - set(expected))
     if missing or unexpected:
         raise WeightsMismatchError(
             f"weights for {owner} do not match its parameters: missing {missing}, "
-            f"unexpected {unexpected}; pass the dict returned by get_weights() of the same "
-            "architecture"
+            f"unexpected {unexpected}; {hint}"
         )
-    for name, shape in expected.items():
-        if tuple(given[name]) != tuple(shape):
+    arrays = {}
+    for name, (shape, dtype) in expected.items():
+        array = _as_array(given[name])
+        if array.dtype.kind not in _NUMBER_KINDS:
             raise WeightsMismatchError(
-                f"weight {name!r} of {owner} has shape {tuple(given[name])}, "
-                f"expected {tuple(shape)}"
+                f"weight {name!r} of {owner} holds {array.dtype} values; weights must be "
+                "numbers (bool, int or float arrays)"
             )
+        if tuple(array.shape) != tuple(shape):
+            raise WeightsMismatchError(
+                f"weight {name!r} of {owner} has shape {tuple(array.shape)}, expected "
+                f"{tuple(shape)}"
+            )
+        arrays[name] = array.astype(dtype, copy=False)
+    return arrays
+
+
+def numpy_dtype(tensor: paddle.Tensor) -> np.dtype:
+    """The numpy dtype of ``tensor``'s values, without copying them to the host."""
+    try:
+        return np.dtype(str(tensor.dtype).removeprefix("paddle."))
+    except TypeError:  # bfloat16 and other types numpy lacks
+        return tensor.numpy().dtype
 
 
 class Model(paddle.nn.Layer):
@@ -70,59 +112,37 @@ class Model(paddle.nn.Layer):
         """Return every parameter and buffer as a numpy array, keyed by its structured name."""
         return {name: tensor.numpy() for name, tensor in self.state_dict().items()}
 
-    def set_weights(self, weights: Mapping[str, np.ndarray]) -> None:
+    def set_weights(self, weights: Mapping[str, Any]) -> None:
         """Load weights from a dict of arrays such as :meth:`get_weights` returns.
 
-        Names and shapes are checked before anything is written, so a mismatch leaves the model
-        unchanged.
+        Names, shapes and value types are checked before anything is written, so a bad dict
+        leaves the model unchanged. Values are cast to the parameters' dtypes.
 
         Raises:
-            WeightsMismatchError: a name is missing or unexpected, or a shape differs.
+            WeightsMismatchError: a name is missing or unexpected, a shape differs, or a value
+                is not numeric.
         """
         state = self.state_dict()
-        check_shapes(
-            {name: tuple(tensor.shape) for name, tensor in state.items()},
-            {name: np.shape(value) for name, value in weights.items()},
+        arrays = check_weights(
+            {name: (tuple(t.shape), numpy_dtype(t)) for name, t in state.items()},
+            weights,
             type(self).__name__,
         )
         with paddle.no_grad():
             for name, tensor in state.items():
-                tensor.set_value(np.asarray(weights[name], dtype=tensor.numpy().dtype))
+                tensor.set_value(arrays[name])
 
     def sync_weights_to(self, target_model: Model, decay: float = 0.0) -> None:
-        """Move ``target_model``'s parameters towards this model's.
+        """Move ``target_model``'s weights towards this model's (PARL's signature).
 
-        Computes ``target = decay * target + (1 - decay) * self`` for every parameter, under
-        ``no_grad``: ``decay=0`` copies, ``decay=1 - tau`` is a Polyak (soft) update.
+        Computes ``target = decay * target + (1 - decay) * self`` for every parameter and
+        persistent buffer, under ``no_grad`` (see :func:`parl.core.target.update_target`):
+        ``decay=0`` copies, ``decay=1 - tau`` is a Polyak (soft) update.
 
         Args:
             target_model: a model of the same architecture, not this model itself.
             decay: the weight of the target's current value, in ``[0, 1]``.
         """
-        if target_model is self:
-            raise ValueError("sync_weights_to needs another model as target, got the model itself")
         if not isinstance(target_model, Model):
             raise TypeError(f"target_model must be a parl.Model, got {type(target_model).__name__}")
-        if not 0.0 <= decay <= 1.0:
-            raise ValueError(f"decay must be in [0, 1], got {decay}")
-        pairs = self._parameter_pairs(target_model)
-        # In-place ops: one kernel per parameter for a copy, two for a blend (measured fastest
-        # of assign / lerp_ / scale_+add_ on paddle 3.3, see benchmarks/core).
-        with paddle.no_grad():
-            if decay == 0.0:
-                for source, target in pairs:
-                    # paddle's stub omits copy_'s source argument, which it takes at runtime.
-                    target.copy_(source)  # type: ignore[call-arg]
-            else:
-                for source, target in pairs:
-                    target.scale_(decay).add_(source * (1.0 - decay))
-
-    def _parameter_pairs(self, target_model: Model) -> list[tuple[paddle.Tensor, paddle.Tensor]]:
-        source = dict(self.named_parameters())
-        target = dict(target_model.named_parameters())
-        check_shapes(
-            {name: tuple(p.shape) for name, p in source.items()},
-            {name: tuple(p.shape) for name, p in target.items()},
-            type(target_model).__name__,
-        )
-        return [(source[name], target[name]) for name in source]
+        update_target(self, target_model, decay)

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import random
 
+from parl.core.validation import non_negative_int
+
 import numpy as np
 import paddle
 
 
 def set_seed(seed: int) -> None:
     """Seed Python's ``random``, NumPy's global generator and paddle with ``seed``."""
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    seed = non_negative_int("seed", seed)
     random.seed(seed)
     np.random.seed(seed)
     paddle.seed(seed)

@@ -10,7 +10,9 @@ from __future__ import annotations
 import os
 import threading
 
+from parl.core.errors import PluginLoadError
 from parl.plugins import hookspecs
+from parl.plugins._entry_points import describe, entry_points
 
 import pluggy
 
@@ -33,19 +35,50 @@ def _autoload_disabled() -> bool:
     return os.environ.get("PARL_DISABLE_PLUGIN_AUTOLOAD", "").lower() in {"1", "true", "yes"}
 
 
+def _load_entry_point_plugins(manager: pluggy.PluginManager) -> None:
+    """Register the hook plugins of the entry-point group ``parl``, one by one.
+
+    Unlike pluggy's ``load_setuptools_entrypoints``, a plugin that fails to import or to
+    validate raises :class:`PluginLoadError` naming its entry point, distribution and version.
+    """
+    described: dict[str, str] = {}
+    for entry_point in entry_points(group=ENTRY_POINT_GROUP):
+        if manager.is_blocked(entry_point.name) or manager.has_plugin(entry_point.name):
+            continue
+        where = describe(entry_point)
+        skip = f"fix or uninstall it, or skip it with PARL_DISABLED_PLUGINS={entry_point.name}"
+        try:
+            plugin = entry_point.load()
+            manager.register(plugin, name=entry_point.name)
+        except Exception as exc:
+            raise PluginLoadError(
+                f"failed to load hook plugin {where}: {type(exc).__name__}: {exc}; {skip}"
+            ) from exc
+        described[entry_point.name] = f"{where}; {skip}"
+    try:
+        manager.check_pending()
+    except pluggy.PluginValidationError as exc:
+        name = manager.get_name(exc.plugin) or ""
+        where = described.get(name, f"plugin {name or exc.plugin!r}")
+        raise PluginLoadError(f"invalid hook plugin {where}: {exc}") from exc
+
+
 def _build_manager() -> pluggy.PluginManager:
     manager = pluggy.PluginManager(PROJECT_NAME)
     manager.add_hookspecs(hookspecs)
     if not _autoload_disabled():
         for name in _disabled_plugins():
             manager.set_blocked(name)
-        manager.load_setuptools_entrypoints(ENTRY_POINT_GROUP)
-    manager.check_pending()
+        _load_entry_point_plugins(manager)
     return manager
 
 
 def get_plugin_manager() -> pluggy.PluginManager:
-    """Return the process-wide plugin manager, loading entry-point plugins on first call."""
+    """Return the process-wide plugin manager, loading entry-point plugins on first call.
+
+    Raises:
+        PluginLoadError: a hook plugin fails to load (the next call tries again).
+    """
     global _manager
     with _lock:
         if _manager is None:

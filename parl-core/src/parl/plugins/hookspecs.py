@@ -63,15 +63,18 @@ def parl_close_metrics(logdir: Path) -> None:
 
 
 @hookspec
-def parl_after_save(agent: Agent, path: Path) -> None:
-    """Observe a checkpoint that :meth:`parl.Agent.save` has just written (an observer).
+def parl_after_save(agent: Agent, path: Path, kind: str) -> None:
+    """Observe a file that :class:`parl.Agent` has just saved (an observer).
 
     Called after the file is complete and atomically in place, so an implementation may copy,
-    upload or index it.
+    upload or index it. An exception raised here is logged as a warning: the save has
+    succeeded and does not fail because of an observer.
 
     Args:
         agent: the agent that saved.
-        path: the checkpoint file.
+        path: the file written.
+        kind: ``"weights"`` (:meth:`parl.Agent.save`, one model) or ``"checkpoint"``
+            (:meth:`parl.Agent.save_checkpoint`, the whole training state).
 
     .. versionadded:: 0.1
     """

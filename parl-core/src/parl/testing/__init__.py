@@ -1,8 +1,15 @@
-"""A public kit for plugin authors: conformance check, identity envs, temporary registration.
+"""A public kit for plugin authors: contract tests, conformance check, identity envs.
+
+:class:`AlgorithmContract` is a pytest base class that gives an algorithm family the standard
+test suite (smoke, identity-env learning, determinism, save/restore, checkpoint-resume, bad
+input) from a few hooks; :func:`check_algorithm` checks the plugin contract of one class;
+:func:`registered_algorithm` registers an algorithm temporarily.
 
 Examples:
     >>> from parl.testing import IdentityEnv, check_algorithm, registered_algorithm
-    >>> env = IdentityEnv(n=3)  # doctest: +SKIP
+    >>> env = IdentityEnv(n=3)
+    >>> env.reset(seed=0)[0].shape
+    (3,)
 """
 
 from __future__ import annotations
@@ -14,21 +21,33 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from parl.core.algorithm import Algorithm
     from parl.testing.conformance import ConformanceError, check_algorithm
+    from parl.testing.contract import AlgorithmContract, BadInput, identity_score, training_state
     from parl.testing.envs import IdentityEnv, IdentityEnvBox
+    from parl.testing.models import LinearModel
 
 __all__ = [
+    "AlgorithmContract",
+    "BadInput",
     "ConformanceError",
     "IdentityEnv",
     "IdentityEnvBox",
+    "LinearModel",
     "check_algorithm",
+    "identity_score",
     "registered_algorithm",
+    "training_state",
 ]
 
 _LAZY = {
+    "AlgorithmContract": "parl.testing.contract",
+    "BadInput": "parl.testing.contract",
+    "identity_score": "parl.testing.contract",
+    "training_state": "parl.testing.contract",
     "ConformanceError": "parl.testing.conformance",
     "check_algorithm": "parl.testing.conformance",
     "IdentityEnv": "parl.testing.envs",
     "IdentityEnvBox": "parl.testing.envs",
+    "LinearModel": "parl.testing.models",
 }
 
 

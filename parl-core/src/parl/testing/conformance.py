@@ -28,9 +28,10 @@ def check_algorithm(
 
     Class checks: a ``parl.Algorithm`` subclass with a docstring, a pydantic ``Config`` that
     forbids unknown fields, is frozen and documents every field. With ``make_algorithm``
-    (a zero-argument factory of a small instance), also: it holds at least one model,
-    ``get_weights``/``set_weights`` round-trip, a wrongly shaped weight is refused without
-    changing anything, and a deep copy is independent.
+    (a zero-argument factory of a small instance), also: it holds its network as ``model``,
+    ``get_weights`` is the flat weights of that model (PARL's contract) and round-trips through
+    ``set_weights``, a wrongly shaped weight or a string array is refused without changing
+    anything, and a deep copy is independent.
 
     Args:
         cls: the algorithm class, as ``parl.algorithms.get`` would return it.
@@ -69,24 +70,36 @@ def _check_instance(cls: type[Algorithm], algorithm: Algorithm) -> None:
     models = dict(algorithm.named_models())
     if not models:
         raise _fail(cls, "the instance holds no parl.Model")
+    if "model" not in models:
+        raise _fail(cls, "the instance has no `model` attribute (PARL's get_weights contract)")
     weights = algorithm.get_weights()
-    if set(weights) != set(models):
-        raise _fail(cls, "get_weights() does not cover every model held")
+    if set(weights) != set(models["model"].get_weights()):
+        raise _fail(cls, "get_weights() is not the flat weights of algorithm.model")
     algorithm.set_weights(weights)
-    path, params = next(iter(weights.items()))
-    name, value = next(iter(params.items()))
-    broken = {p: dict(w) for p, w in weights.items()}
-    broken[path][name] = np.zeros((*value.shape, 2), dtype=value.dtype)
-    try:
-        algorithm.set_weights(broken)
-    except WeightsMismatchError:
-        pass
-    else:
-        raise _fail(cls, "set_weights accepted a weight of the wrong shape")
-    if not np.array_equal(algorithm.get_weights()[path][name], value):
-        raise _fail(cls, "a refused set_weights changed the weights")
+    # The last entry is the bad one, so that a writer that checks as it goes has written others.
+    name, value = list(weights.items())[-1]
+    for bad, what in (
+        (np.zeros((*value.shape, 2), dtype=value.dtype), "a weight of the wrong shape"),
+        (np.full(value.shape, "x"), "a string array"),
+    ):
+        # Every other entry changes too: a refusal must leave all of them as they were.
+        broken = {key: array + 1 for key, array in weights.items()}
+        broken[name] = bad
+        try:
+            algorithm.set_weights(broken)
+        except WeightsMismatchError:
+            pass
+        except Exception as exc:
+            raise _fail(
+                cls,
+                f"set_weights with {what} raised {type(exc).__name__}, not a clear "
+                "WeightsMismatchError",
+            ) from exc
+        else:
+            raise _fail(cls, f"set_weights accepted {what}")
+        if any(not np.array_equal(algorithm.get_weights()[k], v) for k, v in weights.items()):
+            raise _fail(cls, f"set_weights with {what} changed some weights before refusing")
     clone = copy.deepcopy(algorithm)
-    clone_model = dict(clone.named_models())[path]
-    clone_model.set_weights({k: np.zeros_like(v) for k, v in params.items()})
-    if not np.array_equal(algorithm.get_weights()[path][name], value):
+    clone.set_weights({k: v + 1 for k, v in weights.items()})
+    if any(not np.array_equal(algorithm.get_weights()[k], v) for k, v in weights.items()):
         raise _fail(cls, "a deep copy shares weights with the original")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from parl.core.validation import positive_int
+
 import gymnasium as gym
 import numpy as np
 
@@ -19,7 +21,7 @@ class _IdentityTask(gym.Env[np.ndarray, Any]):
     metadata: dict[str, Any] = {"render_modes": []}  # noqa: RUF012
 
     def __init__(self, episode_length: int) -> None:
-        self.episode_length = episode_length
+        self.episode_length = positive_int("episode_length", episode_length)
         self._steps = 0
 
     def _observe(self) -> np.ndarray:
@@ -53,10 +55,10 @@ class IdentityEnv(_IdentityTask):
     """
 
     def __init__(self, n: int = 4, episode_length: int = 20) -> None:
-        if n < 2 or episode_length < 1:
-            raise ValueError(f"need n >= 2 and episode_length >= 1, got {n}, {episode_length}")
         super().__init__(episode_length)
-        self.n = n
+        self.n = positive_int("n", n)
+        if self.n < 2:
+            raise ValueError(f"n must be at least 2 (one target is no task), got {n}")
         self.observation_space = gym.spaces.Box(0.0, 1.0, shape=(n,), dtype=np.float32)
         self.action_space = gym.spaces.Discrete(n)
         self._target = 0
@@ -85,10 +87,8 @@ class IdentityEnvBox(_IdentityTask):
     """
 
     def __init__(self, dim: int = 1, episode_length: int = 20) -> None:
-        if dim < 1 or episode_length < 1:
-            raise ValueError(f"need dim >= 1 and episode_length >= 1, got {dim}, {episode_length}")
         super().__init__(episode_length)
-        self.dim = dim
+        self.dim = positive_int("dim", dim)
         self.observation_space = gym.spaces.Box(-1.0, 1.0, shape=(dim,), dtype=np.float32)
         self.action_space = gym.spaces.Box(-1.0, 1.0, shape=(dim,), dtype=np.float32)
         self._obs = np.zeros(dim, dtype=np.float32)

@@ -1,0 +1,341 @@
+"""Training checkpoints: the whole state of an agent, so that a run resumes as if never stopped.
+
+A checkpoint holds every model of the algorithm (target networks included), every optimizer's
+accumulators and learning rate, the attributes the algorithm and the agent declare in their
+``checkpoint_state`` (step counters, learnable scalars, exploration generators), and the random
+states of paddle, numpy and Python. It is one safetensors file (:mod:`parl.core.tensor_files`)
+whose JSON metadata carries a format name and version. Loading checks the whole file against
+the agent before it changes anything.
+
+Array names in the file::
+
+    models/<model path>/<parameter>            models/target_model/fc1.weight
+    optimizers/<optimizer>/<parameter>/<slot>  optimizers/optimizer/models/model/fc1.weight/moment1
+    algorithm/<attribute>, agent/<attribute>   algorithm/log_alpha
+    rng/numpy                                  numpy's global MT19937 key
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import random
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from parl._version import __version__
+from parl.core.errors import CheckpointError
+from parl.core.model import CHECKPOINT_HINT, check_weights, numpy_dtype
+from parl.core.optimizer_state import optimizer_state, plan_optimizer_restore
+from parl.core.tensor_files import TensorFile
+
+import numpy as np
+import paddle
+from paddle.base import core as paddle_core
+
+if TYPE_CHECKING:
+    from parl.core.agent import Agent
+    from parl.core.algorithm import Algorithm
+
+__all__ = ["FORMAT", "VERSION", "capture", "plan_restore"]
+
+FORMAT = "parl.checkpoint"
+VERSION = 1
+
+_logger = logging.getLogger("parl")
+_ARRAY_GROUPS = {"models", "optimizers", "algorithm", "agent", "rng"}
+Arrays = dict[str, np.ndarray]
+Apply = Callable[[], None]
+
+
+def _class_name(obj: object) -> str:
+    return type(obj).__qualname__
+
+
+def parameter_names(algorithm: Algorithm) -> dict[int, str]:
+    """``id(parameter)`` to its array name for every parameter a checkpoint holds."""
+    names: dict[int, str] = {}
+    for path, model in algorithm.named_models():
+        for name, param in model.named_parameters():
+            names.setdefault(id(param), f"models/{path}/{name}")
+    for attr in type(algorithm).checkpoint_state:
+        value = getattr(algorithm, attr, None)
+        if isinstance(value, paddle.Tensor):
+            names.setdefault(id(value), f"algorithm/{attr}")
+    return names
+
+
+# -- declared attributes ----------------------------------------------------------------------
+
+
+def _capture_attributes(owner: object, prefix: str) -> tuple[Arrays, dict[str, Any]]:
+    arrays: Arrays = {}
+    entries: dict[str, Any] = {}
+    for attr in type(owner).checkpoint_state:  # type: ignore[attr-defined]
+        if not hasattr(owner, attr):
+            raise CheckpointError(
+                f"{_class_name(owner)} declares {attr!r} in checkpoint_state but has no such "
+                "attribute"
+            )
+        value = getattr(owner, attr)
+        if isinstance(value, (paddle.Tensor, np.ndarray)):
+            arrays[f"{prefix}/{attr}"] = (
+                value.numpy() if isinstance(value, paddle.Tensor) else value
+            )
+            entries[attr] = {"kind": "tensor" if isinstance(value, paddle.Tensor) else "array"}
+        elif isinstance(value, np.random.Generator):
+            entries[attr] = {"kind": "generator", "state": value.bit_generator.state}
+        elif isinstance(value, (bool, int, float, str)):
+            entries[attr] = {"kind": type(value).__name__, "value": value}
+        else:
+            raise CheckpointError(
+                f"{_class_name(owner)}.{attr} is a {type(value).__name__}, which a checkpoint "
+                "cannot hold; checkpoint_state takes tensors, numpy arrays, numpy Generators, "
+                "and bool, int, float or str values"
+            )
+    return arrays, entries
+
+
+def _plan_attribute(
+    owner: object, attr: str, entry: Any, arrays: Mapping[str, Any], key: str
+) -> Apply:
+    where = f"{_class_name(owner)}.{attr}"
+    current = getattr(owner, attr, None)
+    kind = entry.get("kind") if isinstance(entry, dict) else None
+    if kind in ("tensor", "array"):
+        if not isinstance(current, (paddle.Tensor, np.ndarray)) or key not in arrays:
+            raise CheckpointError(f"{where}: the checkpoint holds an array that does not fit it")
+        if isinstance(current, paddle.Tensor):
+            spec = (tuple(current.shape), numpy_dtype(current))
+        else:
+            spec = (current.shape, current.dtype)
+        value = _checked({attr: spec}, {attr: arrays[key]}, where)[attr]
+        if isinstance(current, paddle.Tensor):
+            return lambda: current.set_value(value)
+        return lambda: setattr(owner, attr, value.copy())
+    if kind == "generator" and isinstance(current, np.random.Generator):
+        state = entry.get("state")
+        if (
+            not isinstance(state, dict)
+            or state.get("bit_generator") != type(current.bit_generator).__name__
+        ):
+            raise CheckpointError(f"{where}: the saved generator state does not fit it")
+        bit_generator: Any = type(current.bit_generator)
+        try:
+            bit_generator().state = state
+        except (TypeError, ValueError, KeyError) as exc:
+            raise CheckpointError(f"{where}: the saved generator state is invalid: {exc}") from exc
+
+        def set_generator() -> None:
+            current.bit_generator.state = state
+
+        return set_generator
+    if kind in ("bool", "int", "float", "str") and type(current).__name__ == kind:
+        value = entry.get("value")
+        if type(value).__name__ != kind and not (kind == "float" and isinstance(value, int)):
+            raise CheckpointError(f"{where}: the saved value {value!r} is not a {kind}")
+        convert: Any = type(current)
+        return lambda: setattr(owner, attr, convert(value))
+    raise CheckpointError(
+        f"{where} is a {type(current).__name__}, but the checkpoint holds a {kind} for it"
+    )
+
+
+def _plan_attributes(
+    owner: object, prefix: str, saved: dict[str, Any], arrays: Mapping[str, Any]
+) -> list[Apply]:
+    declared = set(type(owner).checkpoint_state)  # type: ignore[attr-defined]
+    if set(saved) != declared:
+        raise CheckpointError(
+            f"{_class_name(owner)} declares checkpoint_state {sorted(declared)}, but the "
+            f"checkpoint holds {sorted(saved)}"
+        )
+    held = {key for key in arrays if key.startswith(f"{prefix}/")}
+    wanted = {
+        f"{prefix}/{attr}"
+        for attr, entry in saved.items()
+        if isinstance(entry, dict) and entry.get("kind") in ("tensor", "array")
+    }
+    if held != wanted:
+        raise CheckpointError(
+            f"the checkpoint holds arrays {sorted(held)} for {_class_name(owner)}, expected "
+            f"{sorted(wanted)}"
+        )
+    return [_plan_attribute(owner, a, saved[a], arrays, f"{prefix}/{a}") for a in sorted(declared)]
+
+
+def _section(metadata: Mapping[str, Any], *keys: str) -> dict[str, Any]:
+    value: Any = metadata
+    for key in keys:
+        value = value.get(key) if isinstance(value, dict) else None
+    if not isinstance(value, dict):
+        raise CheckpointError(f"the checkpoint's metadata has no {'.'.join(keys)!r} section")
+    return value
+
+
+def _checked(expected: Mapping[str, Any], given: Mapping[str, Any], owner: str) -> Arrays:
+    try:
+        return check_weights(expected, given, owner, CHECKPOINT_HINT)
+    except ValueError as exc:
+        raise CheckpointError(str(exc)) from exc
+
+
+# -- random states ----------------------------------------------------------------------------
+
+
+def _capture_rng() -> tuple[Arrays, dict[str, Any]]:
+    paddle_states = []
+    for state in paddle.get_rng_state():
+        device, seed, offset, engine = state.__getstate__()
+        paddle_states.append([device, seed, offset, bytes(engine).decode("latin-1")])
+    numpy_state = np.random.get_state(legacy=False)
+    key = numpy_state["state"].pop("key")
+    return {"rng/numpy": key}, {
+        "paddle": paddle_states,
+        "numpy": numpy_state,
+        "python": random.getstate(),
+    }
+
+
+def _plan_rng(saved: Any, arrays: Mapping[str, Any]) -> Apply:
+    if not isinstance(saved, dict) or "rng/numpy" not in arrays:
+        raise CheckpointError("the checkpoint has no random states")
+    try:
+        numpy_state = dict(saved["numpy"])
+        numpy_state["state"] = {
+            **numpy_state["state"],
+            "key": np.asarray(arrays["rng/numpy"], np.uint32),
+        }
+        version, internal, gauss = saved["python"]
+        python_state = (version, tuple(internal), gauss)
+        paddle_states = []
+        for device, seed, offset, engine in saved["paddle"]:
+            state = paddle_core.GeneratorState.__new__(paddle_core.GeneratorState)
+            state.__setstate__((device, seed, offset, list(engine.encode("latin-1"))))
+            paddle_states.append(state)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CheckpointError(f"the checkpoint's random states are unreadable: {exc}") from exc
+    current = paddle.get_rng_state()
+    same_devices = [s.__getstate__()[0] for s in current] == [s[0] for s in saved["paddle"]]
+
+    def apply() -> None:
+        np.random.set_state(numpy_state)
+        random.setstate(python_state)
+        if same_devices:
+            paddle.set_rng_state(paddle_states)
+        else:
+            _logger.warning(
+                "paddle's random state was saved on other devices and is not restored; paddle's "
+                "random draws after this resume differ from the saved run's"
+            )
+
+    return apply
+
+
+# -- the whole agent --------------------------------------------------------------------------
+
+
+def capture(agent: Agent) -> tuple[Arrays, dict[str, Any]]:
+    """Return an agent's whole training state as named arrays and JSON metadata."""
+    algorithm = agent.alg
+    arrays: Arrays = {}
+    for path, model in algorithm.named_models():
+        arrays.update({f"models/{path}/{k}": v for k, v in model.get_weights().items()})
+    names = parameter_names(algorithm)
+    optimizers = {}
+    for path, optimizer in algorithm.named_optimizers():
+        state, info = optimizer_state(optimizer, names, path)
+        arrays.update({f"optimizers/{path}/{k}": v for k, v in state.items()})
+        optimizers[path] = info
+    alg_arrays, alg_state = _capture_attributes(algorithm, "algorithm")
+    agent_arrays, agent_state = _capture_attributes(agent, "agent")
+    rng_arrays, rng = _capture_rng()
+    arrays.update({**alg_arrays, **agent_arrays, **rng_arrays})
+    metadata = {
+        "format": FORMAT,
+        "version": VERSION,
+        "parl_core": __version__,
+        "algorithm": {
+            "class": _class_name(algorithm),
+            "config": algorithm.config.model_dump(mode="json"),
+            "optimizers": optimizers,
+            "state": alg_state,
+        },
+        "agent": {"class": _class_name(agent), "state": agent_state},
+        "rng": rng,
+    }
+    return arrays, metadata
+
+
+def _check_header(agent: Agent, metadata: Mapping[str, Any], where: str) -> None:
+    if metadata.get("format") != FORMAT:
+        raise CheckpointError(
+            f"{where} is not a training checkpoint (format {metadata.get('format')!r}); it was "
+            "written by Agent.save, so load it with Agent.restore"
+        )
+    version = metadata.get("version")
+    if not isinstance(version, int) or version > VERSION:
+        raise CheckpointError(
+            f"{where} has checkpoint format version {version!r}, newer than the {VERSION} this "
+            f"parl-core ({__version__}) reads; upgrade parl-core"
+        )
+    for part, owner in (("algorithm", agent.alg), ("agent", agent)):
+        saved = _section(metadata, part).get("class")
+        if saved != _class_name(owner):
+            raise CheckpointError(
+                f"{where} was written by a {saved} {part}, not a {_class_name(owner)}; load it "
+                "into the kind of agent that saved it"
+            )
+
+
+def plan_restore(agent: Agent, checkpoint: TensorFile, where: str) -> Apply:
+    """Check a checkpoint against ``agent`` and return a function that loads it.
+
+    Raises:
+        CheckpointError: anything in the file does not fit the agent; nothing is changed then.
+    """
+    metadata, arrays = checkpoint.metadata, checkpoint.tensors
+    _check_header(agent, metadata, where)
+    algorithm = agent.alg
+    steps: list[Apply] = []
+    models = dict(algorithm.named_models())
+    saved_models = {key.split("/")[1] for key in arrays if key.startswith("models/")}
+    if saved_models != set(models):
+        raise CheckpointError(
+            f"{where} holds models {sorted(saved_models)}, but the algorithm holds {sorted(models)}"
+        )
+    for path, model in models.items():
+        prefix = f"models/{path}/"
+        given = {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)}
+        state = model.state_dict()
+        values = _checked(
+            {n: (tuple(t.shape), numpy_dtype(t)) for n, t in state.items()}, given, path
+        )
+        steps.append(functools.partial(model.set_weights, values))
+    unknown = sorted(k for k in arrays if k.split("/")[0] not in _ARRAY_GROUPS)
+    if unknown:
+        raise CheckpointError(f"{where} holds arrays PARL does not know: {unknown[:5]}")
+    names = parameter_names(algorithm)
+    saved_optimizers = _section(metadata, "algorithm", "optimizers")
+    optimizers = dict(algorithm.named_optimizers())
+    if set(saved_optimizers) != set(optimizers):
+        raise CheckpointError(
+            f"{where} holds optimizers {sorted(saved_optimizers)}, but the algorithm holds "
+            f"{sorted(optimizers)}"
+        )
+    for path, optimizer in optimizers.items():
+        prefix = f"optimizers/{path}/"
+        slots = {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)}
+        info = _section(saved_optimizers, path)
+        steps.append(plan_optimizer_restore(optimizer, names, path, slots, info))
+    steps += _plan_attributes(
+        algorithm, "algorithm", _section(metadata, "algorithm", "state"), arrays
+    )
+    steps += _plan_attributes(agent, "agent", _section(metadata, "agent", "state"), arrays)
+    steps.append(_plan_rng(metadata.get("rng"), arrays))
+
+    def apply() -> None:
+        for step in steps:
+            step()
+
+    return apply

@@ -1,0 +1,245 @@
+"""Action distributions for policies: categorical, diagonal Gaussian, tanh-squashed Gaussian.
+
+Each takes the policy network's output for a batch of any shape and gives what policy-gradient,
+actor-critic and V-trace losses need: :meth:`~Distribution.sample` (no gradient),
+:meth:`~Distribution.rsample` (reparameterised, gradients flow to the parameters),
+:meth:`~Distribution.log_prob`, :meth:`~Distribution.entropy`, :meth:`~Distribution.kl` and
+:meth:`~Distribution.mode` (the greedy action). ``batch_shape`` is the shape of one
+log-probability per action; a Gaussian's last axis is the action (event) dimension and is
+summed over.
+
+They are written with paddle's tensor ops instead of ``paddle.distribution``, whose
+``Categorical`` normalises logits by their sum for ``log_prob`` but by softmax for ``sample``
+(paddle issues #50022, #54733): log-probabilities here always come from ``log_softmax``.
+
+Examples:
+    >>> import paddle
+    >>> dist = Categorical(paddle.to_tensor([[2.0, 0.0, -1.0]]))
+    >>> dist.mode().tolist(), dist.batch_shape
+    ([0], [1])
+    >>> gaussian = DiagGaussian(paddle.zeros([4, 2]), paddle.ones([1, 2]))  # std broadcasts
+    >>> gaussian.batch_shape, gaussian.log_prob(gaussian.sample()).shape
+    ([4], [4])
+"""
+
+from __future__ import annotations
+
+import abc
+import functools
+import math
+
+import paddle
+import paddle.nn.functional as F
+
+__all__ = ["Categorical", "DiagGaussian", "Distribution", "TanhGaussian"]
+
+_HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
+_LOG_2 = math.log(2.0)
+
+
+def _broadcasts_to(shape: list[int], target: list[int]) -> bool:
+    if len(shape) > len(target):
+        return False
+    return all(size in (1, want) for size, want in zip(shape[::-1], target[::-1], strict=False))
+
+
+class Distribution(abc.ABC):
+    """The interface every action distribution follows; see the module docstring."""
+
+    batch_shape: list[int]
+
+    def sample(self) -> paddle.Tensor:
+        """Draw one action per batch entry, without gradients."""
+        with paddle.no_grad():
+            return self.rsample().detach()
+
+    def rsample(self) -> paddle.Tensor:
+        """Draw one action per batch entry so that gradients flow to the distribution's inputs."""
+        raise NotImplementedError(
+            f"{type(self).__name__} has no reparameterised sample; use sample() and a "
+            "score-function (log_prob) gradient"
+        )
+
+    @abc.abstractmethod
+    def log_prob(self, value: paddle.Tensor) -> paddle.Tensor:
+        """Log-probability (density) of ``value``, one per batch entry."""
+        raise NotImplementedError
+
+    @abc.abstractmethod
+    def entropy(self) -> paddle.Tensor:
+        """Entropy, one per batch entry."""
+        raise NotImplementedError
+
+    @abc.abstractmethod
+    def kl(self, other: Distribution) -> paddle.Tensor:
+        """``KL(self || other)``, one per batch entry; ``other`` is of the same kind."""
+        raise NotImplementedError
+
+    @abc.abstractmethod
+    def mode(self) -> paddle.Tensor:
+        """The most likely action (the greedy one), one per batch entry."""
+        raise NotImplementedError
+
+    def _same_kind(self, other: Distribution) -> None:
+        if type(other) is not type(self):
+            raise TypeError(f"kl() needs another {type(self).__name__}, got {type(other).__name__}")
+
+
+class Categorical(Distribution):
+    """A categorical distribution over the last axis of ``logits`` (unnormalised log-probs).
+
+    Args:
+        logits: ``[*batch, n_actions]``; ``batch_shape`` is ``[*batch]``.
+    """
+
+    def __init__(self, logits: paddle.Tensor) -> None:
+        if logits.ndim < 1:
+            raise ValueError("Categorical needs logits with an action axis, got a scalar")
+        self.logits = logits
+        self.log_probs = F.log_softmax(logits, axis=-1)
+        self.batch_shape = list(logits.shape[:-1])
+
+    @functools.cached_property
+    def probs(self) -> paddle.Tensor:
+        """Action probabilities ``[*batch, n_actions]`` (computed once)."""
+        return self.log_probs.exp()
+
+    def sample(self) -> paddle.Tensor:
+        """Draw int64 actions ``[*batch]``."""
+        with paddle.no_grad():
+            flat = self.probs.reshape([-1, self.logits.shape[-1]])
+            return paddle.multinomial(flat, num_samples=1).reshape(self.batch_shape)
+
+    def log_prob(self, value: paddle.Tensor) -> paddle.Tensor:
+        """Log-probability of integer actions shaped ``[*batch]``."""
+        if list(value.shape) != self.batch_shape:
+            raise ValueError(
+                f"actions have shape {list(value.shape)}, expected the batch shape "
+                f"{self.batch_shape} of the logits {list(self.logits.shape)}"
+            )
+        index = value.astype("int64").unsqueeze(-1)
+        return paddle.take_along_axis(self.log_probs, index, axis=-1).squeeze(-1)
+
+    def entropy(self) -> paddle.Tensor:
+        return -(self.probs * self.log_probs).sum(-1)
+
+    def kl(self, other: Distribution) -> paddle.Tensor:
+        self._same_kind(other)
+        assert isinstance(other, Categorical)
+        return (self.probs * (self.log_probs - other.log_probs)).sum(-1)
+
+    def mode(self) -> paddle.Tensor:
+        return self.logits.argmax(axis=-1)
+
+
+class DiagGaussian(Distribution):
+    """A Gaussian with diagonal covariance over the last axis (the action dimensions).
+
+    The mean's shape is the distribution's; ``std`` broadcasts to it, so a state-independent
+    standard deviation shaped ``[1, act_dim]`` or ``[act_dim]`` serves a whole batch (leading
+    size-1 axes of ``std`` beyond the mean's rank are dropped, so that with one unbatched
+    observation's ``[act_dim]`` mean it gives one action, not a batch of one).
+
+    Args:
+        mean: ``[*batch, act_dim]``.
+        std: the standard deviation (not its log), broadcastable to ``mean``.
+    """
+
+    def __init__(self, mean: paddle.Tensor, std: paddle.Tensor) -> None:
+        if mean.ndim < 1:
+            raise ValueError("DiagGaussian needs an action axis, got a scalar mean")
+        while std.ndim > mean.ndim and std.shape[0] == 1:
+            std = std.squeeze(0)
+        shape = list(mean.shape)
+        if not _broadcasts_to(list(std.shape), shape):
+            raise ValueError(
+                f"DiagGaussian: std of shape {list(std.shape)} does not broadcast to the mean's "
+                f"shape {shape}"
+            )
+        self.mean = mean
+        self.std = std if list(std.shape) == shape else paddle.broadcast_to(std, shape)
+        self.batch_shape = shape[:-1]
+
+    @classmethod
+    def from_log_std(cls, mean: paddle.Tensor, log_std: paddle.Tensor) -> DiagGaussian:
+        """Build from the log of the standard deviation (as SAC-style policies output it)."""
+        return cls(mean, log_std.exp())
+
+    def rsample(self) -> paddle.Tensor:
+        return self.mean + self.std * paddle.randn(self.mean.shape, dtype=self.mean.dtype)
+
+    def log_prob(self, value: paddle.Tensor) -> paddle.Tensor:
+        z = (value - self.mean) / self.std
+        return (-0.5 * z * z - self.std.log() - _HALF_LOG_2PI).sum(-1)
+
+    def entropy(self) -> paddle.Tensor:
+        return (0.5 + _HALF_LOG_2PI + self.std.log()).sum(-1)
+
+    def kl(self, other: Distribution) -> paddle.Tensor:
+        self._same_kind(other)
+        assert isinstance(other, DiagGaussian)
+        ratio = (self.std / other.std).square()
+        shift = ((self.mean - other.mean) / other.std).square()
+        return 0.5 * (ratio + shift - 1.0 - ratio.log()).sum(-1)
+
+    def mode(self) -> paddle.Tensor:
+        return self.mean
+
+
+class TanhGaussian(Distribution):
+    """``tanh`` of a diagonal Gaussian: actions in ``(-1, 1)``, as SAC's policy (Haarnoja 2018).
+
+    ``log_prob`` includes the change-of-variables term ``-Σ log(1 − tanh(x)²)``, computed from the
+    pre-squash sample as ``2·(log 2 − x − softplus(−2x))``, which stays finite where
+    ``1 − tanh(x)²`` rounds to zero. Use :meth:`rsample_with_log_prob` in a loss: it takes the
+    log-probability from the pre-squash sample instead of inverting ``tanh``. Map actions to an
+    environment's bounds outside (e.g. ``parl.env.ActionMappingWrapper``).
+
+    Args:
+        mean: pre-squash mean ``[*batch, act_dim]``.
+        std: pre-squash standard deviation, broadcastable to ``mean``.
+    """
+
+    # atanh is infinite at ±1; actions are pulled this far inside before inverting.
+    EPS = 1e-6
+
+    def __init__(self, mean: paddle.Tensor, std: paddle.Tensor) -> None:
+        self.base = DiagGaussian(mean, std)
+        self.batch_shape = self.base.batch_shape
+
+    @classmethod
+    def from_log_std(cls, mean: paddle.Tensor, log_std: paddle.Tensor) -> TanhGaussian:
+        """Build from the log of the pre-squash standard deviation."""
+        return cls(mean, log_std.exp())
+
+    def _log_prob_pre_squash(self, x: paddle.Tensor) -> paddle.Tensor:
+        log_det = 2.0 * (_LOG_2 - x - F.softplus(-2.0 * x))
+        return self.base.log_prob(x) - log_det.sum(-1)
+
+    def rsample_with_log_prob(self) -> tuple[paddle.Tensor, paddle.Tensor]:
+        """A reparameterised action and its log-probability, both with gradients."""
+        x = self.base.rsample()
+        return paddle.tanh(x), self._log_prob_pre_squash(x)
+
+    def rsample(self) -> paddle.Tensor:
+        return paddle.tanh(self.base.rsample())
+
+    def log_prob(self, value: paddle.Tensor) -> paddle.Tensor:
+        """Log-density of actions in ``(-1, 1)`` (values at ±1 are pulled in by :attr:`EPS`)."""
+        x = paddle.atanh(value.clip(-1.0 + self.EPS, 1.0 - self.EPS))
+        return self._log_prob_pre_squash(x)
+
+    def entropy(self) -> paddle.Tensor:
+        raise NotImplementedError(
+            "a tanh-squashed Gaussian's entropy has no closed form; estimate it as "
+            "-log_prob of a sample (rsample_with_log_prob), as SAC does"
+        )
+
+    def kl(self, other: Distribution) -> paddle.Tensor:
+        """``KL(self || other)``: that of the Gaussians, since ``tanh`` is a bijection."""
+        self._same_kind(other)
+        assert isinstance(other, TanhGaussian)
+        return self.base.kl(other.base)
+
+    def mode(self) -> paddle.Tensor:
+        return paddle.tanh(self.base.mean)

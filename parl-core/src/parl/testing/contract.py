@@ -1,0 +1,316 @@
+"""Contract tests for algorithm families: give a factory, get the standard test suite.
+
+Subclass :class:`AlgorithmContract` in a test module under a name pytest collects
+(``class TestDQN(AlgorithmContract)``), set :attr:`~AlgorithmContract.algorithm_class`, and
+implement the hooks that only the family knows: how to build a seeded agent, how to feed
+``learn`` one batch and, for a family that learns from its own experience, how to train it on
+an identity task. The inherited tests then check what
+every PARL algorithm owes its users:
+
+* ``test_conformance``: :func:`parl.testing.check_algorithm` on a small instance;
+* ``test_smoke``: ``predict`` on a batch and on one unbatched observation (PARL 2.x's
+  agents pass single observations), exploration, one ``learn`` call with finite losses;
+* ``test_learns_identity_env``: training reaches :attr:`~AlgorithmContract.solved_score` on
+  :class:`~parl.testing.IdentityEnv` (or ``IdentityEnvBox``) where the untrained agent does not;
+* ``test_same_seed_same_weights``: two runs from one seed end with equal weights, another seed
+  differs;
+* ``test_weights_are_parl_flat``: ``get_weights`` is the flat dict of ``alg.model`` and
+  ``other.set_weights(agent.get_weights())`` makes equal predictions;
+* ``test_save_restore``: :meth:`parl.Agent.save` / ``restore`` round-trip one model's weights
+  through a safetensors file;
+* ``test_checkpoint_resume``: train K steps, :meth:`~parl.Agent.save_checkpoint`, train K
+  more, against a fresh agent that loads the checkpoint and trains K more: every model, every
+  optimizer slot and the declared state end equal;
+* ``test_bad_inputs``: a config typo, a string weight array, a truncated checkpoint, a PARL 2.x
+  pickle without opt-in, and the family's own :meth:`~AlgorithmContract.bad_inputs` all raise
+  clear errors and change no weight.
+
+Examples:
+    .. code-block:: python
+
+        class TestBandit(AlgorithmContract):
+            algorithm_class = ContextualBandit
+            solved_score = 0.9
+
+            def make_agent(self, seed, **config):
+                parl.set_seed(seed)
+                return BanditAgent(ContextualBandit(LinearRewards(4, 4), **config))
+
+            def learn_batch(self, agent, rng):
+                obs = np.eye(4, dtype="float32")[rng.integers(0, 4, 32)]
+                actions = agent.sample(obs)
+                return agent.learn(obs, actions, (actions == obs.argmax(1)).astype("float32"))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+import parl
+from parl.core.errors import CheckpointError, WeightsMismatchError
+from parl.core.tensor_files import file_format
+from parl.testing.conformance import check_algorithm
+from parl.testing.envs import IdentityEnv, IdentityEnvBox
+
+import gymnasium as gym
+import numpy as np
+import paddle
+import pydantic
+import pytest
+
+__all__ = ["AlgorithmContract", "BadInput", "identity_score", "training_state"]
+
+
+@dataclass(frozen=True)
+class BadInput:
+    """One wrong use of an agent and the error it must raise.
+
+    Attributes:
+        name: what is wrong, shown when the case fails.
+        call: makes the wrong call.
+        error: the exception type expected.
+        match: a regular expression the message must match.
+    """
+
+    name: str
+    call: Callable[[], Any]
+    error: type[BaseException] | tuple[type[BaseException], ...]
+    match: str
+
+
+def identity_score(predict: Callable[[Any], Any], env: gym.Env, episodes: int = 5) -> float:
+    """Mean reward per step of the greedy policy ``predict`` (one observation in, one action out).
+
+    On :class:`~parl.testing.IdentityEnv` this is the accuracy in ``[0, 1]``; on
+    ``IdentityEnvBox`` the negative mean squared error (0 is perfect).
+    """
+    rewards = []
+    for episode in range(episodes):
+        obs, _ = env.reset(seed=10_000 + episode)
+        done = False
+        while not done:
+            obs, reward, terminated, truncated, _ = env.step(predict(obs))
+            rewards.append(float(reward))
+            done = terminated or truncated
+    return float(np.mean(rewards))
+
+
+def training_state(agent: parl.Agent) -> dict[str, np.ndarray]:
+    """Every model's weights and every optimizer slot of ``agent``, as numpy arrays by name."""
+    from parl.core.checkpoint import capture
+
+    arrays, _ = capture(agent)
+    return {name: value for name, value in arrays.items() if not name.startswith("rng/")}
+
+
+def _model_weights(agent: parl.Agent) -> dict[str, np.ndarray]:
+    return {
+        f"{path}/{name}": value
+        for path, model in agent.alg.named_models()
+        for name, value in model.get_weights().items()
+    }
+
+
+def _assert_equal_arrays(first: dict[str, np.ndarray], second: dict[str, np.ndarray]) -> None:
+    assert sorted(first) == sorted(second)
+    different = [name for name in first if not np.array_equal(first[name], second[name])]
+    assert not different, f"these entries differ: {different[:8]}"
+
+
+class AlgorithmContract:
+    """The standard tests of an algorithm family; subclass and fill in the hooks.
+
+    A family's agent follows PARL's conventions: ``predict(obs)`` takes a batch
+    ``[B, *obs_shape]`` or one observation ``[*obs_shape]`` and returns the greedy action(s)
+    as numpy (an int or ``[act_dim]`` for one observation); ``learn`` takes numpy batches.
+    """
+
+    algorithm_class: ClassVar[type[parl.Algorithm]]
+    """The algorithm under test."""
+    action_kind: ClassVar[Literal["discrete", "continuous"]] = "discrete"
+    """Which identity task it learns: ``IdentityEnv`` (discrete) or ``IdentityEnvBox``."""
+    solved_score: ClassVar[float] = 0.95
+    """The :func:`identity_score` that training must reach (an untrained agent must not)."""
+    train_steps: ClassVar[int] = 400
+    """The budget :meth:`train` gets in ``test_learns_identity_env``."""
+    short_train_steps: ClassVar[int] = 60
+    """The budget of the determinism test's two runs."""
+    resume_steps: ClassVar[int] = 4
+    """The K of the checkpoint-resume test: learn calls before and after the checkpoint."""
+
+    # -- hooks --------------------------------------------------------------------------------
+
+    def make_agent(self, seed: int, **config: Any) -> parl.Agent:
+        """A fresh agent for the identity task, with every generator seeded from ``seed``.
+
+        ``config`` are hyperparameters to pass to the algorithm (the bad-input test passes a
+        misspelt one).
+        """
+        raise NotImplementedError(f"{type(self).__name__} must implement make_agent")
+
+    def train(self, agent: parl.Agent, env: gym.Env, steps: int, seed: int) -> None:
+        """Train ``agent`` on ``env`` (a fresh identity env) for a budget of ``steps``.
+
+        By default: ``steps`` calls of :meth:`learn_batch` with a generator seeded from
+        ``seed``, which suits bandit-like and supervised algorithms; a family that learns from
+        its own experience overrides this with its acting loop.
+        """
+        rng = np.random.default_rng(seed)
+        for _ in range(steps):
+            self.learn_batch(agent, rng)
+
+    def learn_batch(self, agent: parl.Agent, rng: np.random.Generator) -> Any:
+        """Make one ``learn`` call on a batch drawn with ``rng``; return what it returns."""
+        raise NotImplementedError(f"{type(self).__name__} must implement learn_batch")
+
+    def explore(self, agent: parl.Agent, obs: np.ndarray) -> Any:
+        """An exploratory action for one observation (``agent.sample(obs)`` by default)."""
+        return agent.sample(obs)
+
+    def bad_inputs(self, agent: parl.Agent) -> Iterable[BadInput]:
+        """The family's own wrong calls (batch shapes, action types, …) and their errors."""
+        return ()
+
+    def make_env(self) -> gym.Env:
+        """The identity task: ``IdentityEnv(4)`` or ``IdentityEnvBox(1)``."""
+        if self.action_kind == "discrete":
+            return IdentityEnv(4, episode_length=20)
+        return IdentityEnvBox(1, episode_length=20)
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _probe(self, count: int = 8) -> np.ndarray:
+        env = self.make_env()
+        return np.stack([env.reset(seed=seed)[0] for seed in range(count)])
+
+    def _trained_a_little(self, seed: int) -> parl.Agent:
+        agent = self.make_agent(seed)
+        rng = np.random.default_rng(seed)
+        for _ in range(self.resume_steps):
+            self.learn_batch(agent, rng)
+        return agent
+
+    # -- the tests ----------------------------------------------------------------------------
+
+    def test_conformance(self) -> None:
+        check_algorithm(self.algorithm_class, lambda: self.make_agent(0).alg)
+
+    def test_smoke(self) -> None:
+        agent, env = self.make_agent(0), self.make_env()
+        obs, _ = env.reset(seed=0)
+        action = agent.predict(obs)
+        assert env.action_space.contains(np.asarray(action, dtype=env.action_space.dtype)), (
+            f"predict(one observation) gave {action!r}, not an action of {env.action_space}"
+        )
+        env.step(self.explore(agent, obs))
+        batch = self._probe()
+        assert np.shape(agent.predict(batch))[0] == len(batch)
+        losses = np.asarray(self.learn_batch(agent, np.random.default_rng(0)), dtype=np.float64)
+        assert np.isfinite(losses).all(), f"learn returned {losses}"
+
+    def test_learns_identity_env(self) -> None:
+        agent, env = self.make_agent(0), self.make_env()
+        before = identity_score(agent.predict, env)
+        assert before < self.solved_score, f"the untrained agent already scores {before}"
+        self.train(agent, env, self.train_steps, seed=0)
+        after = identity_score(agent.predict, env)
+        assert after >= self.solved_score, f"scores {after} after training (before: {before})"
+
+    def test_same_seed_same_weights(self) -> None:
+        def weights(seed: int) -> dict[str, np.ndarray]:
+            agent = self.make_agent(seed)
+            self.train(agent, self.make_env(), self.short_train_steps, seed=seed)
+            return _model_weights(agent)
+
+        first, second, other = weights(3), weights(3), weights(4)
+        _assert_equal_arrays(first, second)
+        assert any(not np.array_equal(first[k], other[k]) for k in first), "seed had no effect"
+
+    def test_weights_are_parl_flat(self) -> None:
+        agent, other = self._trained_a_little(0), self.make_agent(1)
+        weights = agent.get_weights()
+        assert sorted(weights) == sorted(dict(agent.alg.named_models())["model"].state_dict())
+        assert all(isinstance(value, np.ndarray) for value in weights.values())
+        other.set_weights(weights)
+        probe = self._probe()
+        np.testing.assert_array_equal(other.predict(probe), agent.predict(probe))
+
+    def test_save_restore(self, tmp_path: Path) -> None:
+        agent, other = self._trained_a_little(0), self.make_agent(1)
+        path = tmp_path / "model.ckpt"
+        agent.save(path)
+        assert file_format(path) == "safetensors", "save did not write a safetensors file"
+        probe = self._probe()
+        untouched = {p: m.get_weights() for p, m in other.alg.named_models() if p != "model"}
+        other.restore(path)
+        np.testing.assert_array_equal(other.predict(probe), agent.predict(probe))
+        np.testing.assert_array_equal(other.predict(probe[0]), agent.predict(probe[0]))
+        for path_name, weights in untouched.items():  # PARL's meaning: one model only
+            model = dict(other.alg.named_models())[path_name]
+            _assert_equal_arrays(model.get_weights(), weights)
+
+    def test_checkpoint_resume(self, tmp_path: Path) -> None:
+        path = tmp_path / "run.ckpt"
+        agent = self._trained_a_little(0)
+        agent.save_checkpoint(path)
+        rng = np.random.default_rng(123)
+        for _ in range(self.resume_steps):
+            self.learn_batch(agent, rng)
+        uninterrupted = training_state(agent)
+
+        resumed = self.make_agent(1)
+        fresh, trained = _model_weights(resumed), _model_weights(agent)
+        assert any(not np.array_equal(v, trained[k]) for k, v in fresh.items()), (
+            "a fresh agent already equals the trained one: the test would prove nothing"
+        )
+        resumed.load_checkpoint(path)
+        rng = np.random.default_rng(123)
+        for _ in range(self.resume_steps):
+            self.learn_batch(resumed, rng)
+        _assert_equal_arrays(training_state(resumed), uninterrupted)
+
+    def test_bad_inputs(self, tmp_path: Path) -> None:
+        with pytest.raises(pydantic.ValidationError, match="surely_not_a_field"):
+            self.make_agent(0, surely_not_a_field=1)
+        agent = self._trained_a_little(0)
+        before = _model_weights(agent)
+        weights = agent.get_weights()
+        name = next(iter(weights))
+        truncated = tmp_path / "truncated.ckpt"
+        agent.save_checkpoint(truncated)
+        truncated.write_bytes(truncated.read_bytes()[:200])
+        legacy = tmp_path / "parl2.pdparams"
+        paddle.save(dict(agent.alg.named_models())["model"].state_dict(), str(legacy))
+        cases = [
+            BadInput(
+                "a string array of the right shape in set_weights",
+                lambda: agent.set_weights(
+                    {
+                        **{k: v + 1 for k, v in weights.items()},
+                        name: np.full(weights[name].shape, "x"),
+                    }
+                ),
+                WeightsMismatchError,
+                "numbers",
+            ),
+            BadInput(
+                "a truncated checkpoint",
+                lambda: agent.load_checkpoint(truncated),
+                CheckpointError,
+                "truncated",
+            ),
+            BadInput(
+                "a PARL 2.x pickle without allow_pickle",
+                lambda: agent.restore(legacy),
+                CheckpointError,
+                "allow_pickle=True",
+            ),
+            *self.bad_inputs(agent),
+        ]
+        for case in cases:
+            with pytest.raises(case.error, match=case.match):
+                case.call()
+            _assert_equal_arrays(_model_weights(agent), before)
