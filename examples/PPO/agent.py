@@ -26,10 +26,11 @@ class PPOAgent(parl.Agent):
     def sample(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Return ``(value [N], action, log_prob [N])`` drawn from the policy at ``obs [N, ...]``.
 
-        The entropy that ``PPO.sample`` also returns is not needed by the rollout.
+        ``PPO.sample`` returns PARL's leading axis of one draw on actions and log-probs (taken
+        off here) and the entropy, which the rollout does not need.
         """
         value, action, logp, _ = self.alg.sample(paddle.to_tensor(obs, dtype="float32"))
-        return value.numpy(), action.numpy(), logp.numpy()
+        return value.numpy(), action.numpy()[0], logp.numpy()[0]
 
     def predict(self, obs: np.ndarray) -> np.ndarray:
         """Return greedy actions for ``obs [N, ...]``."""

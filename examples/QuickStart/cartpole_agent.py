@@ -9,10 +9,12 @@ import paddle
 
 
 class CartpoleAgent(parl.Agent):
-    """Numpy-facing agent of the QuickStart (PARL's ``CartpoleAgent``), for a batch of envs.
+    """Numpy-facing agent of the QuickStart (PARL's ``CartpoleAgent``).
 
-    Acting draws from the policy's probabilities with numpy, so one step of ``N`` environments
-    costs one small forward pass and no extra paddle operations.
+    It acts on one observation ``[obs_dim]`` (an ``int`` action, as PARL's agent) or on a batch
+    ``[N, obs_dim]`` of a vector env (actions ``[N]``). Acting draws from the policy's
+    probabilities with numpy, so one step of ``N`` environments costs one small forward pass
+    and no extra paddle operations.
 
     Args:
         algorithm: a ``PolicyGradient`` instance.
@@ -26,15 +28,17 @@ class CartpoleAgent(parl.Agent):
     def _probs(self, obs: np.ndarray) -> np.ndarray:
         return self.alg.predict(paddle.to_tensor(np.asarray(obs, dtype=np.float32))).numpy()
 
-    def sample(self, obs: np.ndarray) -> np.ndarray:
-        """Return actions ``[N]`` drawn from the policy for observations ``[N, obs_dim]``."""
-        cumulative = self._probs(obs).cumsum(axis=1)
+    def sample(self, obs: np.ndarray) -> np.ndarray | int:
+        """Return actions drawn from the policy: ``[N]`` for a batch, an ``int`` for one obs."""
+        probs = self._probs(obs)
+        cumulative = np.atleast_2d(probs).cumsum(axis=1)
         draws = self.rng.random((len(cumulative), 1)) * cumulative[:, -1:]
-        return (cumulative < draws).sum(axis=1)
+        return _like_input((cumulative < draws).sum(axis=1), probs)
 
-    def predict(self, obs: np.ndarray) -> np.ndarray:
-        """Return the most probable actions ``[N]`` for observations ``[N, obs_dim]``."""
-        return self._probs(obs).argmax(axis=1)
+    def predict(self, obs: np.ndarray) -> np.ndarray | int:
+        """Return the most probable actions: ``[N]`` for a batch, an ``int`` for one obs."""
+        probs = self._probs(obs)
+        return _like_input(np.atleast_2d(probs).argmax(axis=1), probs)
 
     def learn(self, obs: np.ndarray, act: np.ndarray, reward: np.ndarray) -> float:
         """Take one REINFORCE step on a batch of steps and return the loss.
@@ -50,3 +54,8 @@ class CartpoleAgent(parl.Agent):
             paddle.to_tensor(np.asarray(reward, dtype=np.float32)),
         )
         return float(loss)
+
+
+def _like_input(actions: np.ndarray, probs: np.ndarray) -> np.ndarray | int:
+    """The actions of a batch as they are; the one action of an unbatched observation as int."""
+    return actions if probs.ndim == 2 else int(actions[0])

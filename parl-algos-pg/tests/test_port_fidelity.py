@@ -115,7 +115,7 @@ class MujocoAgent(parl.Agent):
 
     def sample(self, obs):
         value, action, logp, entropy = self.alg.sample(paddle.to_tensor(obs))
-        return value.numpy(), action.numpy(), logp.numpy(), entropy.numpy()
+        return value.numpy(), action.numpy()[0], logp.numpy()[0], entropy.numpy()
 
     def learn(self, obs, action, value, returns, logp, adv):
         lr = self.lr_scheduler.step(step_num=1)

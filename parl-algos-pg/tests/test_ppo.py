@@ -199,7 +199,7 @@ def test_std_shaped_1_by_act_dim_broadcasts_like_an_expanded_one():
     for name, value in broadcast.get_weights().items():
         np.testing.assert_allclose(value, expanded.get_weights()[name], rtol=1e-6)
     value, sampled, logp, entropy = PPO(broadcast, continuous_action=True).sample(OBS)
-    assert sampled.shape == [5, 2] and logp.shape == [5] and entropy.shape == [5]
+    assert sampled.shape == [1, 5, 2] and logp.shape == [1, 5] and entropy.shape == [5]
 
 
 def test_max_grad_norm_none_switches_clipping_off():
@@ -223,13 +223,13 @@ def test_max_grad_norm_none_switches_clipping_off():
 def test_one_unbatched_observation_goes_to_the_model_as_it_is(continuous):
     alg = PPO(RowStdGaussian() if continuous else LinearDiscrete(), continuous_action=continuous)
     value, action, logp, entropy = alg.sample(OBS[0])
-    assert logp.shape == [] and entropy.shape == []
-    assert action.shape == ([2] if continuous else [])
+    assert logp.shape == [1] and entropy.shape == []
+    assert action.shape == ([1, 2] if continuous else [1])
     assert alg.predict(OBS[0]).shape == ([2] if continuous else [])
     np.testing.assert_allclose(alg.value(OBS[0]).numpy(), alg.value(OBS[:1]).numpy(), rtol=1e-6)
     # The log-probs returned by sample are those learn recomputes.
     value, action, logp, _ = alg.sample(OBS)
-    losses = alg.learn(OBS, action, value, value, logp, paddle.zeros([5]))
+    losses = alg.learn(OBS, action[0], value, value, logp[0], paddle.zeros([5]))
     assert all(np.isfinite(losses))
 
 
@@ -246,7 +246,8 @@ class PPOTestAgent(parl.Agent):
         return self.alg.predict(obs).numpy()
 
     def sample(self, obs):
-        return tuple(t.numpy() for t in self.alg.sample(obs)[:3])
+        value, action, logp, _ = self.alg.sample(obs)
+        return value.numpy(), action.numpy()[0], logp.numpy()[0]
 
     def learn(self, obs, action, value, returns, logprob, adv):
         return self.alg.learn_epochs(obs, action, value, returns, logprob, adv, 2, 2, rng=self.rng)

@@ -57,9 +57,23 @@ def test_wrap_rms_normalises_observations_with_shared_statistics() -> None:
     assert get_ob_rms(env).count == count + 1
 
 
+def test_an_evaluation_env_gets_its_statistics_later_as_in_parls_ppo_example() -> None:
+    train_env = wrap_rms(gym.make("Pendulum-v1"), 0.99)
+    train_env.reset()
+    train_env.step(np.ones(1, np.float32))
+    eval_env = wrap_rms(gym.make("Pendulum-v1"), 0.99, test=True)
+    with pytest.raises(RuntimeError, match=r"no training statistics yet: call env.set_ob_rms"):
+        eval_env.reset()
+    eval_env.set_ob_rms(get_ob_rms(train_env))
+    obs = eval_env.reset()
+    assert get_ob_rms(eval_env) is get_ob_rms(train_env)
+    count = get_ob_rms(train_env).count
+    eval_env.step(np.zeros(1, np.float32))
+    assert get_ob_rms(train_env).count == count  # frozen while evaluating
+    assert obs.shape == (3,)
+
+
 def test_wrap_rms_bad_input() -> None:
-    with pytest.raises(ValueError, match=r"needs the training statistics: pass ob_rms="):
-        wrap_rms(gym.make("Pendulum-v1"), 0.99, test=True)
     with pytest.raises(ValueError, match=r"gamma in \[0, 1\] for training, got None"):
         wrap_rms(gym.make("Pendulum-v1"), None)
     with pytest.raises(ValueError, match=r"gamma in \[0, 1\] for training, got 1.5"):

@@ -29,12 +29,7 @@ DOCS = ROOT / "docs"
 
 #: Files (from the repository root) whose blocks do not run yet, with the reason; the summary
 #: lists them. Remove an entry when its file is fixed.
-NOT_RUN_YET: dict[str, str] = {
-    "docs/guide/distributed.md": "being rewritten by the xparl security work (issue 7); "
-    "its blocks run once that lands",
-    "parl-utils/src/parl/utils/env_wrappers.py": "the LegacyGymWrapper example uses an "
-    "undefined OldCartPole (reported; the wrappers move to parl.env with issue 8)",
-}
+NOT_RUN_YET: dict[str, str] = {}
 
 
 def module_name(path: Path) -> str:

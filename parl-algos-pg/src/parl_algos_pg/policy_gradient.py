@@ -56,8 +56,9 @@ class PolicyGradient(parl.Algorithm):
         **options: further config fields, e.g. ``model_output="logits"``.
 
     Examples:
-        >>> PG = parl.algorithms.get("PolicyGradient")  # doctest: +SKIP
-        >>> alg = PG(model, lr=1e-3)  # doctest: +SKIP
+        >>> from parl.testing import LinearModel
+        >>> PG = parl.algorithms.get("PolicyGradient")
+        >>> alg = PG(LinearModel(4, 2), lr=1e-3, model_output="logits")
     """
 
     Config = PolicyGradientConfig

@@ -170,8 +170,17 @@ class PPO(parl.Algorithm):
         **options: further config fields (an unknown name is a ``ValidationError``).
 
     Examples:
-        >>> PPO = parl.algorithms.get("PPO")  # doctest: +SKIP
-        >>> alg = PPO(model, clip_param=0.2, initial_lr=2.5e-4)  # doctest: +SKIP
+        >>> import paddle
+        >>> class ActorCritic(parl.Model):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.pi, self.v = paddle.nn.Linear(4, 2), paddle.nn.Linear(4, 1)
+        ...     def policy(self, obs):
+        ...         return self.pi(obs)
+        ...     def value(self, obs):
+        ...         return self.v(obs)
+        >>> PPO = parl.algorithms.get("PPO")
+        >>> alg = PPO(ActorCritic(), clip_param=0.2, initial_lr=2.5e-4)
     """
 
     Config = PPOConfig
@@ -248,16 +257,18 @@ class PPO(parl.Algorithm):
 
         Returns:
             ``(value, action, action_log_probs, action_entropy)``: values ``[B]``; actions
-            ``[B]`` int64 (discrete) or ``[B, act_dim]`` float32 (continuous); their
-            log-probabilities ``[B]``; the policy entropies ``[B]``. For one observation the
-            ``B`` axis is absent (values keep the model's shape).
+            ``[1, B]`` int64 (discrete) or ``[1, B, act_dim]`` float32 (continuous) and their
+            log-probabilities ``[1, B]``, with PARL 2.x's leading axis of one draw
+            (``dist.sample([1])``; PARL's agents take ``[0]``); the policy entropies ``[B]``.
+            For one observation the ``B`` axis is absent (values keep the model's shape).
         """
         obs = to_tensor(obs, "float32")
         with paddle.no_grad():
             value = _squeeze_value(self.model.value(obs))
             dist = self._distribution(obs, "PPO.sample")
             action = dist.sample()
-            return value, action, dist.log_prob(action), dist.entropy()
+            logp = dist.log_prob(action)
+            return value, action.unsqueeze(0), logp.unsqueeze(0), dist.entropy()
 
     def predict(self, obs: paddle.Tensor) -> paddle.Tensor:
         """Return greedy actions: the argmax (discrete) or the mean (continuous)."""

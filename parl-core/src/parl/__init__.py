@@ -50,7 +50,7 @@ _LAZY: dict[str, tuple[str, str, str]] = {
     "connect": ("parl.remote", "connect", "parl-remote"),
 }
 
-_SUBMODULES = {"algorithms", "plugins", "testing", "utils", "remote", "core"}
+_SUBMODULES = {"algorithms", "plugins", "testing", "utils", "env", "remote", "core"}
 
 
 def __getattr__(name: str) -> Any:

@@ -6,10 +6,10 @@ lookup.
 
 Examples:
     >>> import parl
-    >>> "PolicyGradient" in parl.algorithms.names()  # doctest: +SKIP
+    >>> "PolicyGradient" in parl.algorithms.names()  # with parl-algos-pg installed
     True
-    >>> PG = parl.algorithms.get("PolicyGradient")  # doctest: +SKIP
-    >>> from parl.algorithms import PolicyGradient  # the same lookup  # doctest: +SKIP
+    >>> PG = parl.algorithms.get("PolicyGradient")
+    >>> from parl.algorithms import PolicyGradient  # the same lookup
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ Examples:
     >>> dist.mode().tolist(), dist.batch_shape
     ([0], [1])
     >>> gaussian = DiagGaussian(paddle.zeros([4, 2]), paddle.ones([1, 2]))  # std broadcasts
-    >>> gaussian.batch_shape, gaussian.log_prob(gaussian.sample()).shape
+    >>> gaussian.batch_shape, list(gaussian.log_prob(gaussian.sample()).shape)
     ([4], [4])
 """
 

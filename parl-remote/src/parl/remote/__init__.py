@@ -10,8 +10,8 @@ Examples:
     ... class Actor:
     ...     def add(self, a, b):
     ...         return a + b
-    >>> parl.connect()          # doctest: +SKIP
-    >>> Actor().add(1, 2)       # doctest: +SKIP
+    >>> client = parl.connect()  # an embedded cluster on loopback, stopped at exit
+    >>> Actor().add(1, 2)
     3
 """
 

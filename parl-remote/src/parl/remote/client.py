@@ -696,7 +696,7 @@ def connect(
 
     Examples:
         >>> import parl
-        >>> parl.connect("127.0.0.1:6006")  # doctest: +SKIP
+        >>> parl.connect("127.0.0.1:6006")  # a cluster started there  # doctest: +SKIP
     """
     global _client
     if distributed_files is not None and isinstance(distributed_files, str):

@@ -90,8 +90,8 @@ class CompatWrapper(gym.Wrapper):
         env: a gymnasium env.
 
     Examples:
-        >>> env = CompatWrapper(gymnasium.make("CartPole-v1"))
-        >>> env.seed(0)
+        >>> env = CompatWrapper(gym.make("CartPole-v1"))
+        >>> _ = env.seed(0)
         >>> obs = env.reset()
         >>> obs, reward, done, info = env.step(env.action_space.sample())
     """
@@ -165,7 +165,9 @@ class LegacyGymWrapper(gym.Env):
         env: the legacy environment.
 
     Examples:
-        >>> env = LegacyGymWrapper(OldCartPole())
+        ``CompatWrapper`` makes a gymnasium env speak the legacy API, so it plays one here:
+
+        >>> env = LegacyGymWrapper(CompatWrapper(gym.make("CartPole-v1")))
         >>> obs, info = env.reset(seed=0)
         >>> obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
     """

@@ -37,6 +37,16 @@ class VecNormalizeEnv(CompatWrapper):
     def __init__(self, env: gym.Env, obs_normalizer: gym.wrappers.NormalizeObservation) -> None:
         super().__init__(env)
         self._obs_normalizer = obs_normalizer
+        self._awaiting_statistics = False
+
+    def reset(self, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Reset the env; an evaluation env must have its training statistics by now."""
+        if self._awaiting_statistics:
+            raise RuntimeError(
+                "this wrap_rms(test=True) env has no training statistics yet: call "
+                "env.set_ob_rms(get_ob_rms(train_env)) before evaluating with it"
+            )
+        return super().reset(**kwargs)
 
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, dict[str, Any]]:  # type: ignore[override]
         """Step the env; returns ``(obs, reward, done, info)`` (see the class docstring)."""
@@ -61,6 +71,7 @@ class VecNormalizeEnv(CompatWrapper):
                 f"get_ob_rms(train_env)), got {type(ob_rms).__name__}"
             )
         self._obs_normalizer.obs_rms = ob_rms
+        self._awaiting_statistics = False
 
     def train(self) -> None:
         """Update the observation statistics with every new observation (the default)."""
@@ -80,7 +91,8 @@ def wrap_rms(
     rewards by the running std of the discounted return (``gamma``), both clipped to ±10.
     Testing (``test=True``): rewards stay raw and observations are normalised by ``ob_rms``,
     frozen (pass the training env's ``get_ob_rms(env)``; the object is shared, so evaluation
-    sees the latest statistics). Episode statistics of the *raw* rewards are in
+    sees the latest statistics). As in PARL's PPO example, ``ob_rms`` may instead come later
+    through ``set_ob_rms``; resetting before that is an error, never an unnormalised episode. Episode statistics of the *raw* rewards are in
     ``info["episode"]``.
 
     The result speaks the old gym API (``obs = env.reset()``, 4-tuple ``step``), like PARL's.
@@ -89,27 +101,22 @@ def wrap_rms(
         env: a gymnasium env with a ``Box`` observation space.
         gamma: discount of the return whose std scales rewards; ignored when ``test``.
         test: build the evaluation variant.
-        ob_rms: the training statistics, required when ``test``.
+        ob_rms: the training statistics, used when ``test``.
 
     Raises:
-        ValueError: if ``gamma`` is missing or outside [0, 1] when training, or ``ob_rms``
-            is missing when testing.
+        ValueError: if ``gamma`` is missing or outside [0, 1] when training.
         TypeError: if the observation space is not a ``Box``.
 
     Examples:
-        >>> env = wrap_rms(gymnasium.make("HalfCheetah-v5"), gamma=0.99)
+        >>> env = wrap_rms(gym.make("Pendulum-v1"), gamma=0.99)
         >>> obs = env.reset()
-        >>> eval_env = wrap_rms(gymnasium.make("HalfCheetah-v5"), None, test=True,
+        >>> eval_env = wrap_rms(gym.make("Pendulum-v1"), None, test=True,
         ...                     ob_rms=get_ob_rms(env))
     """
     if not isinstance(env.observation_space, gym.spaces.Box):
         raise TypeError(
             f"wrap_rms normalises Box observations, got {env.observation_space!r}; use it on "
             "continuous-control envs"
-        )
-    if test and ob_rms is None:
-        raise ValueError(
-            "wrap_rms(test=True) needs the training statistics: pass ob_rms=get_ob_rms(train_env)"
         )
     if not test and (gamma is None or not 0.0 <= gamma <= 1.0):
         raise ValueError(f"wrap_rms needs a discount gamma in [0, 1] for training, got {gamma!r}")
@@ -124,9 +131,11 @@ def wrap_rms(
         env = gym.wrappers.TransformReward(env, lambda reward: min(max(float(reward), -CLIP), CLIP))
     wrapped = VecNormalizeEnv(env, obs_normalizer)
     if test:
-        assert ob_rms is not None
-        wrapped.set_ob_rms(ob_rms)
         wrapped.eval()
+        if ob_rms is None:
+            wrapped._awaiting_statistics = True
+        else:
+            wrapped.set_ob_rms(ob_rms)
     return wrapped
 
 

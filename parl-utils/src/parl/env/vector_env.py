@@ -23,6 +23,8 @@ class VectorEnv:
         envs: the environments.
 
     Examples:
+        >>> import gymnasium
+        >>> from parl.env import CompatWrapper
         >>> envs = VectorEnv([CompatWrapper(gymnasium.make("CartPole-v1")) for _ in range(4)])
         >>> obs_batch = envs.reset()
         >>> obs_batch, reward_batch, done_batch, info_batch = envs.step([0, 1, 0, 1])

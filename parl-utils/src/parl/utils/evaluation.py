@@ -60,8 +60,12 @@ def evaluate(
         seed: passed to ``envs.reset``.
 
     Examples:
-        >>> result = evaluate(eval_envs, agent.predict, 10, seed=10_000)
-        >>> summary.add_scalars(result.metrics(), step=global_step)
+        >>> from parl.utils import make_vector_env
+        >>> eval_envs = make_vector_env("CartPole-v1", num_envs=2)
+        >>> always_left = lambda obs: np.zeros(len(obs), dtype=np.int64)
+        >>> result = evaluate(eval_envs, always_left, 4, seed=10_000)
+        >>> len(result.returns)
+        4
     """
     check_same_step_autoreset(envs, "evaluate")
     num_episodes = positive_int("num_episodes", num_episodes)
