@@ -92,8 +92,8 @@ def wrap_rms(
     Testing (``test=True``): rewards stay raw and observations are normalised by ``ob_rms``,
     frozen (pass the training env's ``get_ob_rms(env)``; the object is shared, so evaluation
     sees the latest statistics). As in PARL's PPO example, ``ob_rms`` may instead come later
-    through ``set_ob_rms``; resetting before that is an error, never an unnormalised episode. Episode statistics of the *raw* rewards are in
-    ``info["episode"]``.
+    through ``set_ob_rms``; resetting before that is an error, never an unnormalised episode.
+    Episode statistics of the *raw* rewards are in ``info["episode"]``.
 
     The result speaks the old gym API (``obs = env.reset()``, 4-tuple ``step``), like PARL's.
 
