@@ -14,7 +14,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import shutil
+import socket
 import subprocess
 import time
 import uuid
@@ -116,9 +118,10 @@ def _spawn_ready(
     detach: bool,
     ready_timeout: float,
     what: str,
+    more_stdin: str = "",
 ) -> tuple[subprocess.Popen[bytes], dict]:
-    """Start a cluster process logging to ``log_path``, hand it the secret on stdin, and wait
-    until it writes ``ready``."""
+    """Start a cluster process logging to ``log_path``, hand it the secret (and ``more_stdin``)
+    on stdin, and wait until it writes ``ready``."""
     log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         proc = subprocess.Popen(
@@ -133,7 +136,7 @@ def _spawn_ready(
         os.close(log)
     assert proc.stdin is not None
     with contextlib.suppress(BrokenPipeError):
-        proc.stdin.write(f"{security.secret or ''}\n".encode())
+        proc.stdin.write(f"{security.secret or ''}\n{more_stdin}".encode())
         proc.stdin.close()
     return proc, _wait_file(ready, proc, ready_timeout, what)
 
@@ -235,6 +238,7 @@ class LocalCluster:
     embedded: bool = False
     security: Security = field(default_factory=lambda: Security(None))
     owner_pid: int | None = None
+    monitor: dict[str, Any] | None = None
 
     @property
     def port(self) -> int:
@@ -243,6 +247,11 @@ class LocalCluster:
     @property
     def secret_file(self) -> Path:
         return self.data_dir / "secret"
+
+    @property
+    def monitor_url(self) -> str | None:
+        """The web monitor's URL with its read-only token (None: no monitor)."""
+        return None if self.monitor is None else str(self.monitor["url"])
 
     @classmethod
     def start(
@@ -260,6 +269,7 @@ class LocalCluster:
         ready_timeout: float = 30.0,
         mode: Mode = Mode.AUTH,
         secret: str | None = None,
+        monitor_port: int | None = None,
     ) -> LocalCluster:
         """Start a master and (if ``cpu_num`` or ``gpus``) a local worker; return when ready.
 
@@ -277,6 +287,8 @@ class LocalCluster:
             mode: ``auth`` (default), ``encrypt``, or ``insecure`` (loopback only).
             secret: The cluster secret. Default: ``PARL_CLUSTER_SECRET``, else the secret kept
                 for this port by an earlier cluster (so its workers get back in), else a new one.
+            monitor_port: Start the web monitor on this port of ``host`` (0: a free port;
+                None: no monitor). It stops when the master does.
         """
         host = host or default_host()
         clusters = private_dir(data_home() / "clusters")
@@ -338,6 +350,12 @@ class LocalCluster:
         if security.secret is not None:
             write_atomic(cluster.secret_file, security.secret)
         cluster.save()
+        if monitor_port is not None:
+            try:
+                cluster.start_monitor(host, monitor_port, advertise_host, detach, ready_timeout)
+            except BaseException:
+                cluster.stop()
+                raise
         if cpu_num > 0 or gpus:
             try:
                 cluster.add_worker(
@@ -354,6 +372,60 @@ class LocalCluster:
                 cluster.stop()
                 raise
         return cluster
+
+    def start_monitor(
+        self,
+        host: str,
+        port: int,
+        advertise_host: str | None = None,
+        detach: bool = False,
+        ready_timeout: float = 30.0,
+    ) -> dict[str, Any]:
+        """Start the web monitor (:mod:`parl.remote.monitor`) beside the master and record it
+        with a new read-only token; it ends when the master process ends."""
+        from parl.remote.monitor import monitor_url
+
+        token = secrets.token_urlsafe(24)
+        ready = self.data_dir / f"monitor-{uuid.uuid4().hex[:8]}.ready"
+        cmd = [
+            *python_command(),
+            "-m",
+            "parl.remote.monitor",
+            "--master",
+            self.address,
+            "--master-pid",
+            str(self.master["pid"]),
+            "--host",
+            host,
+            "--port",
+            str(port),
+            "--ready-file",
+            str(ready),
+        ]
+        try:
+            proc, info = _spawn_ready(
+                cmd,
+                self.data_dir / "monitor.log",
+                ready,
+                self.timeouts,
+                self.security,
+                detach,
+                ready_timeout,
+                f"the monitor on {host}:{port}",
+                more_stdin=f"{token}\n",
+            )
+        finally:
+            ready.unlink(missing_ok=True)
+        shown = advertise_host or (socket.gethostname() if host in ("0.0.0.0", "::") else host)
+        self.monitor = {
+            **_record(proc.pid),
+            "host": host,
+            "port": info["port"],
+            "token": token,
+            "url": monitor_url(shown, info["port"], token),
+        }
+        self.save()
+        return self.monitor
 
     def add_worker(self, cpu_num: int, **kwargs: Any) -> dict[str, Any]:
         """Start one more local worker for this cluster and record it."""
@@ -397,12 +469,13 @@ class LocalCluster:
             "owner_pid": self.owner_pid,
             "master": self.master,
             "workers": self.workers,
+            "monitor": self.monitor,
         }
         write_atomic(self.data_dir / "cluster.json", json.dumps(record, indent=1))
 
     def processes(self) -> list[dict[str, Any]]:
-        """Records of the cluster's master and workers."""
-        return [self.master, *self.workers]
+        """Records of the cluster's master, workers and monitor."""
+        return [self.master, *self.workers, *([self.monitor] if self.monitor else [])]
 
     def is_running(self) -> bool:
         """True while the master process runs."""
@@ -420,6 +493,8 @@ class LocalCluster:
         """Stop the workers (which stop their jobs), then the master."""
         for record in self.workers:
             stop_process(record, timeout)
+        if self.monitor is not None:
+            stop_process(self.monitor, timeout)
         stop_process(self.master, timeout)
         for record in self.processes():
             with contextlib.suppress(ChildProcessError):
@@ -442,6 +517,7 @@ class LocalCluster:
             record.get("embedded", False),
             Security.for_mode(mode, secret),
             record.get("owner_pid") if record.get("embedded") else None,
+            record.get("monitor"),
         )
 
 
