@@ -66,8 +66,8 @@ function renderCluster(c) {
     ["uptime", duration(c.uptime_s)],
     ["CPUs used / vacant", `${c.cpus_used} / ${c.cpus_vacant}`],
     ["GPUs used / vacant", `${c.gpus_used} / ${c.gpus_vacant}`],
-    ["memory used", `${bytes(c.memory_used)} of ${bytes(c.memory_total)}`],
-    ["load 1 m", `${c.load_1m} on ${c.host_cpus} CPUs`],
+    [`memory used (of ${bytes(c.memory_total)})`, bytes(c.memory_used)],
+    [`load 1 m (${c.host_cpus} CPUs)`, c.load_1m],
     ["workers", c.lost_workers ? `${c.workers} (+${c.lost_workers} lost)` : c.workers],
     ["clients", c.clients],
     ["actors", c.actors],
@@ -100,6 +100,7 @@ function renderActors(actors) {
       [duration(a.uptime_s), "num"],
       [errorLine(a), "error"],
     ]);
+    tr.lastChild.title = errorLine(a);
     tr.dataset.job = a.job_id;
     tr.dataset.state = a.state;
     if (a.job_id === selected) tr.classList.add("selected");
