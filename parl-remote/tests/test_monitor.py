@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import socket
+from collections.abc import Iterator
 from typing import Any
 
 import parl.remote
@@ -15,7 +16,7 @@ from parl.remote.cluster import LocalCluster, recorded_clusters
 
 import pytest
 
-from .conftest import free_port, gone, wait_for
+from .conftest import free_port, gone, stop_and_check, wait_for
 from .monitor_actors import three_states
 from .test_cli import xparl
 
@@ -53,11 +54,14 @@ def settled(cluster: LocalCluster) -> dict[str, dict[str, Any]] | None:
     return actors if states == wanted else None
 
 
-@pytest.fixture
-def monitored(start_cluster: Any) -> LocalCluster:
-    cluster = start_cluster(3, monitor_port=0)
+@pytest.fixture(scope="module")
+def monitored() -> Iterator[LocalCluster]:
+    """One monitored 3-CPU cluster for the API tests of this module."""
+    cluster = LocalCluster.start(3, monitor_port=0)
     assert cluster.monitor is not None
-    return cluster
+    yield cluster
+    parl.remote.disconnect()
+    stop_and_check(cluster)
 
 
 def test_the_api_shows_each_actor_its_error_and_its_log(monitored: LocalCluster) -> None:
@@ -94,6 +98,7 @@ def test_the_api_shows_each_actor_its_error_and_its_log(monitored: LocalCluster)
     status, _, log = get(monitored, f"/api/actors/{doomed_id}/log")
     assert status == 200 and "hosts an actor of class Doomed" in log["log"]
     del greeter, faulty
+    parl.remote.disconnect()
 
 
 def test_the_monitor_needs_its_token_and_bounds_requests(monitored: LocalCluster) -> None:
@@ -163,7 +168,8 @@ def test_xparl_start_prints_the_monitor_and_status_lists_a_cluster_once() -> Non
         text = xparl("status").stdout
         assert text.count(f"Cluster 127.0.0.1:{port}") == 1, text
         assert cluster.monitor_url in text
-        (overview,) = json.loads(xparl("status", "--json").stdout)
+        overviews = json.loads(xparl("status", "--json").stdout)
+        (overview,) = [o for o in overviews if o["cluster"]["address"] == f"127.0.0.1:{port}"]
         assert overview["cluster"]["cpus_total"] == 2 and len(overview["workers"]) == 2
         assert overview["cluster"]["monitor_url"] == cluster.monitor_url
         assert get(cluster, "/api/cluster")[2]["cpus_total"] == 2

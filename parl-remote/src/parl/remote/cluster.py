@@ -118,10 +118,23 @@ def _spawn_ready(
     detach: bool,
     ready_timeout: float,
     what: str,
-    more_stdin: str = "",
 ) -> tuple[subprocess.Popen[bytes], dict]:
-    """Start a cluster process logging to ``log_path``, hand it the secret (and ``more_stdin``)
-    on stdin, and wait until it writes ``ready``."""
+    """Start a cluster process logging to ``log_path``, hand it the secret on stdin, and wait
+    until it writes ``ready``."""
+    proc = _spawn(cmd, log_path, timeouts, security, detach)
+    return proc, _wait_file(ready, proc, ready_timeout, what)
+
+
+def _spawn(
+    cmd: list[str],
+    log_path: Path,
+    timeouts: Timeouts | None,
+    security: Security,
+    detach: bool,
+    more_stdin: str = "",
+) -> subprocess.Popen[bytes]:
+    """Start a cluster process logging to ``log_path``; hand it the secret (and ``more_stdin``)
+    on stdin."""
     log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         proc = subprocess.Popen(
@@ -138,7 +151,7 @@ def _spawn_ready(
     with contextlib.suppress(BrokenPipeError):
         proc.stdin.write(f"{security.secret or ''}\n{more_stdin}".encode())
         proc.stdin.close()
-    return proc, _wait_file(ready, proc, ready_timeout, what)
+    return proc
 
 
 def _child_env(timeouts: Timeouts | None) -> dict[str, str]:
@@ -251,7 +264,7 @@ class LocalCluster:
     @property
     def monitor_url(self) -> str | None:
         """The web monitor's URL with its read-only token (None: no monitor)."""
-        return None if self.monitor is None else str(self.monitor["url"])
+        return None if self.monitor is None else self.monitor.get("url")
 
     @classmethod
     def start(
@@ -350,14 +363,12 @@ class LocalCluster:
         if security.secret is not None:
             write_atomic(cluster.secret_file, security.secret)
         cluster.save()
-        if monitor_port is not None:
-            try:
-                cluster.start_monitor(host, monitor_port, advertise_host, detach, ready_timeout)
-            except BaseException:
-                cluster.stop()
-                raise
-        if cpu_num > 0 or gpus:
-            try:
+        try:
+            # The monitor starts while the worker does; it is ready long before a warm job.
+            monitor = None
+            if monitor_port is not None:
+                monitor = cluster._launch_monitor(host, monitor_port, detach)
+            if cpu_num > 0 or gpus:
                 cluster.add_worker(
                     cpu_num,
                     gpus=gpus,
@@ -368,23 +379,18 @@ class LocalCluster:
                     ready_timeout=ready_timeout,
                 )
                 cluster.wait_for_jobs(1, ready_timeout)
-            except BaseException:
-                cluster.stop()
-                raise
+            if monitor is not None:
+                cluster._await_monitor(monitor, advertise_host, ready_timeout)
+        except BaseException:
+            cluster.stop()
+            raise
         return cluster
 
-    def start_monitor(
-        self,
-        host: str,
-        port: int,
-        advertise_host: str | None = None,
-        detach: bool = False,
-        ready_timeout: float = 30.0,
-    ) -> dict[str, Any]:
-        """Start the web monitor (:mod:`parl.remote.monitor`) beside the master and record it
-        with a new read-only token; it ends when the master process ends."""
-        from parl.remote.monitor import monitor_url
-
+    def _launch_monitor(
+        self, host: str, port: int, detach: bool
+    ) -> tuple[subprocess.Popen[bytes], Path]:
+        """Start the web monitor (:mod:`parl.remote.monitor`) with a new read-only token and
+        record it at once (so a failed start stops it); it ends when the master ends."""
         token = secrets.token_urlsafe(24)
         ready = self.data_dir / f"monitor-{uuid.uuid4().hex[:8]}.ready"
         cmd = [
@@ -402,30 +408,31 @@ class LocalCluster:
             "--ready-file",
             str(ready),
         ]
+        log = self.data_dir / "monitor.log"
+        proc = _spawn(cmd, log, self.timeouts, self.security, detach, more_stdin=f"{token}\n")
+        self.monitor = {**_record(proc.pid), "host": host, "token": token}
+        self.save()
+        return proc, ready
+
+    def _await_monitor(
+        self,
+        launched: tuple[subprocess.Popen[bytes], Path],
+        advertise_host: str | None,
+        ready_timeout: float,
+    ) -> None:
+        from parl.remote.monitor import monitor_url
+
+        assert self.monitor is not None
+        proc, ready = launched
+        host = self.monitor["host"]
         try:
-            proc, info = _spawn_ready(
-                cmd,
-                self.data_dir / "monitor.log",
-                ready,
-                self.timeouts,
-                self.security,
-                detach,
-                ready_timeout,
-                f"the monitor on {host}:{port}",
-                more_stdin=f"{token}\n",
-            )
+            info = _wait_file(ready, proc, ready_timeout, f"the monitor on {host}")
         finally:
             ready.unlink(missing_ok=True)
         shown = advertise_host or (socket.gethostname() if host in ("0.0.0.0", "::") else host)
-        self.monitor = {
-            **_record(proc.pid),
-            "host": host,
-            "port": info["port"],
-            "token": token,
-            "url": monitor_url(shown, info["port"], token),
-        }
+        url = monitor_url(shown, info["port"], self.monitor["token"])
+        self.monitor.update(port=info["port"], url=url)
         self.save()
-        return self.monitor
 
     def add_worker(self, cpu_num: int, **kwargs: Any) -> dict[str, Any]:
         """Start one more local worker for this cluster and record it."""

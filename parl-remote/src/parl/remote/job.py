@@ -347,7 +347,7 @@ class Job:
             self._reply(identity, seq, P.REPLY_ERROR, error_frames("attribute", exc))
             return
         except BaseException as exc:
-            self._reply(identity, seq, P.REPLY_ERROR, error_frames("user", exc, skip_frames=1))
+            self._user_error(identity, seq, exc)
             return
         self._reply_value(identity, seq, value, f"the attribute `{name}`")
 
@@ -362,7 +362,7 @@ class Job:
             self._reply(identity, seq, P.REPLY_ERROR, error_frames("deserialize", exc))
             return
         except BaseException as exc:
-            self._reply(identity, seq, P.REPLY_ERROR, error_frames("user", exc, skip_frames=1))
+            self._user_error(identity, seq, exc)
             return
         self._reply(identity, seq, P.REPLY_OK, [])
 

@@ -204,7 +204,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
 
     def _static(self, name: str, kind: str) -> None:
-        body = resources.files("parl.remote").joinpath("monitor_page", name).read_bytes()
+        body = (resources.files("parl.remote") / "monitor_page" / name).read_bytes()
         self._send(HTTPStatus.OK, body, kind)
 
     def _api(self, path: str, query: dict[str, list[str]]) -> None:

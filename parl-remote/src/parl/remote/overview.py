@@ -32,8 +32,10 @@ def cluster_overview(address: str, security: Security, timeout: float = 3.0) -> 
     """
     status = query(address, P.STATUS, timeout=timeout, security=security)
     workers = status["workers"] + status["lost_workers"]
+    answering = len(status["workers"])  # a lost worker is not asked: it would only time out
     with ThreadPoolExecutor(max_workers=_ASK_WORKERS_AT_ONCE) as pool:
-        reports = list(pool.map(lambda w: _inspect(w, security, timeout), workers))
+        reports = list(pool.map(lambda w: _inspect(w, security, timeout), workers[:answering]))
+    reports += [None] * (len(workers) - answering)
     now = time.time()
     clients = {c["client"]: c for c in status["clients"]}
     return {
