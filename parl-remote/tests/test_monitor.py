@@ -13,6 +13,7 @@ from typing import Any
 
 import parl.remote
 from parl.remote.cluster import LocalCluster, recorded_clusters
+from parl.remote.monitor import MAX_CONNECTIONS
 
 import pytest
 
@@ -135,6 +136,29 @@ def test_the_monitor_needs_its_token_and_bounds_requests(monitored: LocalCluster
         assert raw.recv(100).startswith(b"HTTP/1.1 501")
 
 
+def test_idle_connections_cannot_take_the_monitor_down(monitored: LocalCluster) -> None:
+    """A stranger holding every connection slot gets the next one closed, not queued; the
+    monitor serves again once the slots free up."""
+    assert monitored.monitor is not None
+    address = ("127.0.0.1", monitored.monitor["port"])
+    idle = [socket.create_connection(address, timeout=10) for _ in range(MAX_CONNECTIONS)]
+    try:
+
+        def refused() -> bool:
+            with socket.create_connection(address, timeout=10) as extra:
+                try:
+                    extra.sendall(b"GET /api/cluster HTTP/1.1\r\nHost: x\r\n\r\n")
+                    return extra.recv(100) == b""
+                except ConnectionResetError:  # closed before the request arrived
+                    return True
+
+        wait_for(refused, 10, "a connection beyond the cap to be closed")
+    finally:
+        for sock in idle:
+            sock.close()
+    wait_for(lambda: get(monitored, "/api/cluster")[0] == 200, 10, "the monitor to serve again")
+
+
 def test_the_monitor_ends_with_its_master(start_cluster: Any) -> None:
     cluster = start_cluster(0, monitor_port=0)
     assert cluster.monitor is not None
@@ -159,6 +183,12 @@ def test_xparl_start_prints_the_monitor_and_status_lists_a_cluster_once() -> Non
         "the master's --port"
         in xparl("start", "--port", str(port), "--monitor_port", str(port), check=False).stderr
     )
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = str(taken.getsockname()[1])
+        refused = xparl("start", "--port", str(port), "--monitor_port", busy, check=False)
+        assert refused.returncode != 0 and f"port {busy} on 127.0.0.1 is in use" in refused.stderr
     out = xparl("start", "--port", str(port), "--cpu_num", "1").stdout
     (cluster,) = [c for c in recorded_clusters() if c.port == port]
     assert cluster.monitor is not None and cluster.monitor_url in out

@@ -393,21 +393,15 @@ class LocalCluster:
         record it at once (so a failed start stops it); it ends when the master ends."""
         token = secrets.token_urlsafe(24)
         ready = self.data_dir / f"monitor-{uuid.uuid4().hex[:8]}.ready"
-        cmd = [
-            *python_command(),
-            "-m",
-            "parl.remote.monitor",
-            "--master",
-            self.address,
-            "--master-pid",
-            str(self.master["pid"]),
-            "--host",
-            host,
-            "--port",
-            str(port),
-            "--ready-file",
-            str(ready),
-        ]
+        options = {
+            "--master": self.address,
+            "--master-pid": self.master["pid"],
+            "--host": host,
+            "--port": port,
+            "--ready-file": ready,
+        }
+        args = [str(part) for option in options.items() for part in option]
+        cmd = [*python_command(), "-m", "parl.remote.monitor", *args]
         log = self.data_dir / "monitor.log"
         proc = _spawn(cmd, log, self.timeouts, self.security, detach, more_stdin=f"{token}\n")
         self.monitor = {**_record(proc.pid), "host": host, "token": token}
