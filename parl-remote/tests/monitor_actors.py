@@ -21,6 +21,12 @@ class Faulty:
 
 
 @parl.remote_class
+class Unborn:
+    def __init__(self) -> None:
+        raise RuntimeError("this constructor fails on purpose")
+
+
+@parl.remote_class
 class Doomed:
     def pid(self) -> int:
         return os.getpid()

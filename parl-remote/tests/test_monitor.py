@@ -18,7 +18,7 @@ from parl.remote.monitor import MAX_CONNECTIONS
 import pytest
 
 from .conftest import free_port, gone, stop_and_check, wait_for
-from .monitor_actors import three_states
+from .monitor_actors import Unborn, three_states
 from .test_cli import xparl
 
 
@@ -91,6 +91,18 @@ def test_the_api_shows_each_actor_its_error_and_its_log(monitored: LocalCluster)
     _, _, clients = get(monitored, "/api/clients")
     (client,) = clients
     assert client["pid"] == os.getpid() and client["actors_alive"] == 2
+
+    with pytest.raises(RuntimeError, match="fails on purpose"):
+        Unborn()
+
+    def unborn() -> dict[str, Any] | None:
+        actor = actors_by_class(monitored).get("Unborn")
+        return actor if actor and actor["state"] == "died" and actor["error"] else None
+
+    failed = wait_for(unborn, 15, "the actor whose constructor raised to show as died")
+    # Its job exits on its own or is ended by the worker once the client gives it up.
+    assert isinstance(failed, dict) and "died" in failed["message"]
+    assert "this constructor fails on purpose" in failed["error"]["traceback"]
 
     status, _, log = get(monitored, f"/api/actors/{running['job_id']}/log?lines=50")
     assert status == 200 and "hello monitor from the greeter's log" in log["log"]

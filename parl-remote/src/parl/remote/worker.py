@@ -287,6 +287,9 @@ class Worker:
             self._send_job(identity, P.INSPECT, self.inspect())
             return
         job_id = P.text(payload, "job_id", max_len=64)
+        if tag == P.JOB_ERROR:
+            self._record_error(job_id, payload)
+            return
         if job_id not in self.procs:
             raise P.BadMessage(f"no job {job_id!r} on this worker")
         if tag == P.JOB_READY:
@@ -313,14 +316,6 @@ class Worker:
             }
             self._usage(job_id, self.procs[job_id])  # the first look starts the CPU clock
             self._to_master(P.JOB_CLAIMED, {"job_id": job_id, **claim})
-        elif tag == P.JOB_ERROR:
-            if job_id in self.actors:
-                self.actors[job_id]["error"] = {
-                    "type": P.text(payload, "type", max_len=512),
-                    "message": P.text(payload, "message", max_len=4096),
-                    "traceback": P.text(payload, "traceback", max_len=16 * 2**10),
-                    "at": time.time(),
-                }
         elif tag == P.JOB_EXITED:
             self.reasons[job_id] = {
                 "reason": P.text(payload, "reason", max_len=32),
@@ -347,6 +342,22 @@ class Worker:
             "log": text,
             "truncated": cut,
         }
+
+    def _record_error(self, job_id: str, payload: dict[str, Any]) -> None:
+        """Keep an actor's last error; it may arrive after its process was seen to exit (a
+        constructor that raised), so an actor that just ended gets it too."""
+        error = {
+            "type": P.text(payload, "type", max_len=512),
+            "message": P.text(payload, "message", max_len=4096),
+            "traceback": P.text(payload, "traceback", max_len=16 * 2**10),
+            "at": time.time(),
+        }
+        actor = self.actors.get(job_id) or next(
+            (e for e in self.ended if e["job_id"] == job_id), None
+        )
+        if actor is None:
+            raise P.BadMessage(f"no actor {job_id!r} on this worker")
+        actor["error"] = error
 
     def _remember_end(self, job_id: str, pid: int, code: int, reason: dict[str, str]) -> None:
         """Keep what the monitor shows of an actor that ended (warm jobs are not actors)."""
