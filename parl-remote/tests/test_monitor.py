@@ -13,7 +13,7 @@ from typing import Any
 
 import parl.remote
 from parl.remote.cluster import LocalCluster, recorded_clusters
-from parl.remote.monitor import MAX_CONNECTIONS
+from parl.remote.monitor import MAX_CONNECTIONS, derived_port
 
 import pytest
 
@@ -40,6 +40,15 @@ def get(
         return answer.status, dict(answer.getheaders()), value
     finally:
         conn.close()
+
+
+def port_is_free(port: int) -> bool:
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
 def actors_by_class(cluster: LocalCluster) -> dict[str, dict[str, Any]]:
@@ -204,6 +213,10 @@ def test_xparl_start_prints_the_monitor_and_status_lists_a_cluster_once() -> Non
     out = xparl("start", "--port", str(port), "--cpu_num", "1").stdout
     (cluster,) = [c for c in recorded_clusters() if c.port == port]
     assert cluster.monitor is not None and cluster.monitor_url in out
+    # PARL's default port, unless something else holds it.
+    default = derived_port(port)
+    assert default in (port + 100, port - 100)
+    assert cluster.monitor["port"] == default or not port_is_free(default)
     monitor_pid = cluster.monitor["pid"]
     try:
         xparl("connect", "--address", f"localhost:{port}", "--cpu_num", "1")

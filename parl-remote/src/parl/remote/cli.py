@@ -132,8 +132,8 @@ def main() -> None:
     "monitor_port",
     type=click.IntRange(0, 65535),
     default=None,
-    help="Port of the web monitor (default: the master's port + 1, or a free port if that one "
-    "is taken; 0: a free port).",
+    help="Port of the web monitor (default: the master's port + 100 as in PARL, or a free port "
+    "if that one is taken; 0: a free port).",
 )
 @click.option("--no-monitor", is_flag=True, help="Start no web monitor.")
 @worker_options

@@ -68,8 +68,8 @@ _HEADERS = {
 
 
 def derived_port(master_port: int) -> int:
-    """The monitor's default port: the one after the master's (the one before at 65535)."""
-    return master_port + 1 if master_port < 65535 else master_port - 1
+    """The monitor's default port, as in PARL 2.x: the master's + 100 (- 100 near 65535)."""
+    return master_port + 100 if master_port + 100 <= 65535 else master_port - 100
 
 
 def monitor_url(host: str, port: int, token: str) -> str:
