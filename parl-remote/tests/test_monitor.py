@@ -90,6 +90,10 @@ def test_the_api_shows_each_actor_its_error_and_its_log(monitored: LocalCluster)
     assert running["error"] is None and running["rss"] > 1 << 20 and running["uptime_s"] >= 0
     assert running["pid"] != os.getpid() and running["client_host"] == socket.gethostname()
 
+    text = xparl("status", "--address", monitored.address).stdout
+    assert "(Faulty): raised" in text and "ValueError: boom: the monitor shows" in text, text
+    assert "(Greeter): running" in text and f"{doomed_id} (Doomed): died" in text
+
     _, _, cluster = get(monitored, "/api/cluster")
     assert cluster["address"] == monitored.address
     assert (cluster["cpus_total"], cluster["cpus_used"], cluster["cpus_vacant"]) == (3, 2, 1)

@@ -342,7 +342,7 @@ def _monitor_urls() -> dict[str, str]:
     return {c.address: c.monitor_url for c in recorded_clusters() if c.monitor_url}
 
 
-def _print_status(status: dict[str, Any]) -> None:
+def _print_status(status: dict[str, Any], actors: list[dict[str, Any]]) -> None:
     click.echo(
         f"Cluster {status['address']} (parl-remote {status['version']}, Python "
         f"{status['python']}, security {status['security']}): {status['cpus_used']} used CPUs, "
@@ -367,10 +367,16 @@ def _print_status(status: dict[str, Any]) -> None:
             f"  client {c['client']} on {c['hostname']} (pid {c['pid']}): "
             f"{c['actors']} actor(s), script {c['script']}, {c['connected_s']} s"
         )
-    for a in status["actors"]:
+    for a in actors:
+        if a["state"] == "released":
+            continue
+        error = a["error"] or {}
+        problem = f"{error['type']}: {error['message']}" if error else a["message"]
         click.echo(
-            f"  actor {a['job_id']}: client {a['client']}, worker {a['worker_id']}"
+            f"  actor {a['job_id']} ({a['class_name'] or '?'}): {a['state']}, client "
+            f"{a['client']}, worker {a['worker_id']}"
             + (f", GPUs {','.join(a['gpus'])}" if a["gpus"] else "")
+            + (f"; {problem.splitlines()[0][:200]}" if problem else "")
         )
     refused = status["refused_connections"] + status["refused_requests"]
     if refused or status["bad_messages"]:
@@ -410,10 +416,9 @@ def status(address: str | None, as_json: bool, secret_file: str | None) -> None:
             if (info["address"], info["pid"]) in shown:
                 continue  # the same master under another name
             shown.add((info["address"], info["pid"]))
-            if as_json:
-                overview = cluster_overview(each, security)
-                overview["cluster"]["monitor_url"] = _monitor_urls().get(info["address"])
-                overviews.append(overview)
+            overview = cluster_overview(each, security)
+            overview["cluster"]["monitor_url"] = _monitor_urls().get(info["address"])
+            overviews.append(overview)
         except ConnectionError as exc:
             click.echo(f"Cluster {each}: not reachable ({exc}).", err=True)
             failed = True
@@ -421,7 +426,7 @@ def status(address: str | None, as_json: bool, secret_file: str | None) -> None:
         except AuthenticationError as exc:
             raise click.ClickException(str(exc)) from exc
         if not as_json:
-            _print_status(info)
+            _print_status(info, overview["actors"])
     if as_json:
         click.echo(json.dumps(overviews, indent=1))
     if failed:
