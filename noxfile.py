@@ -1,11 +1,13 @@
 """The one entry point for development tasks: ``nox`` runs the CI set, ``nox -l`` lists them.
 
-Default sessions (what CI runs): ``lint``, ``typecheck``, ``tests``, ``packaging``, ``plugin``,
-``examples``, ``docs``. Opt-in: ``bench`` (``nox -s bench -- <ALGO> <ENV>``).
+Default sessions (what CI runs): ``lint``, ``typecheck``, ``tests``, ``browser``, ``packaging``,
+``plugin``, ``examples``, ``docs``. Opt-in: ``bench`` (``nox -s bench -- <ALGO> <ENV>``).
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 import zipfile
 from pathlib import Path
 
@@ -14,7 +16,16 @@ import nox
 nox.needs_version = ">=2024.4.15"
 nox.options.default_venv_backend = "uv"
 nox.options.reuse_venv = "yes"
-nox.options.sessions = ["lint", "typecheck", "tests", "packaging", "plugin", "examples", "docs"]
+nox.options.sessions = [
+    "lint",
+    "typecheck",
+    "tests",
+    "browser",
+    "packaging",
+    "plugin",
+    "examples",
+    "docs",
+]
 
 ROOT = Path(__file__).parent
 PACKAGES = ["parl-core", "parl-utils", "parl-remote", "parl-algos-pg", "parl-algos-dqn"]
@@ -34,7 +45,39 @@ def tests(session: nox.Session) -> None:
     """Run every package's test suite against editable installs of the workspace."""
     install_workspace(session, "pytest>=8", "-e", "./parl-utils[atari]")
     paths = session.posargs or [f"{p}/tests" for p in PACKAGES]
-    session.run("pytest", "--durations=15", *paths, env={"PYTHONHASHSEED": "0"})
+    skip = [] if session.posargs else [f"--ignore={BROWSER_TEST}"]  # `browser` runs it
+    session.run("pytest", "--durations=15", *skip, *paths, env={"PYTHONHASHSEED": "0"})
+
+
+BROWSER_TEST = "parl-remote/tests/test_monitor_browser.py"
+BROWSER_PACKAGES = {"chromium": "chromium", "chromedriver": "chromium-driver"}
+
+
+def ensure_chromium(session: nox.Session) -> None:
+    """Debian's chromium and chromium-driver: installed with apt when missing and root."""
+    missing = [pkg for exe, pkg in BROWSER_PACKAGES.items() if shutil.which(exe) is None]
+    if not missing:
+        return
+    if os.geteuid() != 0 or shutil.which("apt-get") is None:
+        session.error(
+            f"the browser test needs {' and '.join(missing)}: run `sudo apt-get install -y "
+            f"{' '.join(missing)}` (Debian/Ubuntu), then `nox -s browser` again"
+        )
+    env = {"DEBIAN_FRONTEND": "noninteractive"}
+    session.run("apt-get", "update", "-q", external=True, env=env)
+    session.run("apt-get", "install", "-y", "-q", *missing, external=True, env=env)
+
+
+@nox.session
+def browser(session: nox.Session) -> None:
+    """Drive the xparl web monitor in headless Chromium (selenium); the screenshot of the page
+    stays in this session's tmp dir."""
+    ensure_chromium(session)
+    session.install("-e", "./parl-core", "-e", "./parl-remote", "pytest>=8", "selenium>=4.20")
+    shots = Path(session.create_tmp()) / "screenshots"
+    env = {"PYTHONHASHSEED": "0", "MONITOR_SCREENSHOT_DIR": str(shots)}
+    session.run("pytest", "-p", "no:cacheprovider", BROWSER_TEST, *session.posargs, env=env)
+    session.log(f"screenshot: {shots / 'xparl-monitor.png'}")
 
 
 @nox.session

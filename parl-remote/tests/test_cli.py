@@ -59,8 +59,8 @@ def test_start_status_logs_and_scoped_stop() -> None:
         assert again.returncode != 0 and "already runs" in again.stderr + again.stdout
         added = xparl("connect", "--address", f"127.0.0.1:{second}", "--cpu_num", "1").stdout
         assert "added 1 CPUs" in added
-        status = json.loads(xparl("status", "--address", f"127.0.0.1:{second}", "--json").stdout)
-        assert status["cpus_total"] == 2 and len(status["workers"]) == 2
+        (status,) = json.loads(xparl("status", "--address", f"127.0.0.1:{second}", "--json").stdout)
+        assert status["cluster"]["cpus_total"] == 2 and len(status["workers"]) == 2
         text = xparl("status").stdout
         assert f"Cluster 127.0.0.1:{first}" in text and f"Cluster 127.0.0.1:{second}" in text
         assert "vacant CPUs" in text
@@ -107,7 +107,8 @@ def test_xparl_start_again_after_a_master_crash_keeps_the_workers() -> None:
         assert "1 worker(s) of the earlier master on this port still run" in out, out
 
         def back() -> bool:
-            status = json.loads(xparl("status", "--address", f"127.0.0.1:{port}", "--json").stdout)
+            text = xparl("status", "--address", f"127.0.0.1:{port}", "--json").stdout
+            (status,) = json.loads(text)
             return [w["worker_id"] for w in status["workers"]] == [cluster.workers[0]["worker_id"]]
 
         wait_for(back, 20, "the worker to register with the new master")

@@ -23,6 +23,8 @@ from parl.remote.cluster import (
 )
 from parl.remote.config import data_home, default_host, private_dir
 from parl.remote.exceptions import AuthenticationError
+from parl.remote.monitor import derived_port
+from parl.remote.overview import cluster_overview
 from parl.remote.security import SECRET_ENV, Mode, Security, is_loopback, read_secret_file
 
 import click
@@ -124,10 +126,22 @@ def main() -> None:
     is_flag=True,
     help="Encrypt actor traffic on loopback too (it always is beyond loopback).",
 )
+@click.option(
+    "--monitor_port",
+    "--monitor-port",
+    "monitor_port",
+    type=click.IntRange(0, 65535),
+    default=None,
+    help="Port of the web monitor (default: the master's port + 100 as in PARL, or a free port "
+    "if that one is taken; 0: a free port).",
+)
+@click.option("--no-monitor", is_flag=True, help="Start no web monitor.")
 @worker_options
 def start(
     port: int,
     encrypt: bool,
+    monitor_port: int | None,
+    no_monitor: bool,
     cpu_num: int | None,
     gpu: str,
     host: str | None,
@@ -162,6 +176,7 @@ def start(
         survivors = earlier.running_workers()
     if not _port_is_free(host, port):
         raise click.ClickException(f"port {port} on {host} is in use; pick another --port")
+    monitor_at = _monitor_port(host, port, monitor_port, no_monitor)
     # A master started again: its workers still run, so it adds none unless asked to.
     default_cpus = 0 if survivors else (os.cpu_count() or 1)
     cpus = default_cpus if cpu_num is None else cpu_num
@@ -177,6 +192,7 @@ def start(
             detach=True,
             mode=mode,
             secret=secret,
+            monitor_port=monitor_at,
         )
     except (RuntimeError, ValueError) as exc:
         raise click.ClickException(str(exc)) from exc
@@ -189,6 +205,24 @@ def start(
         )
 
 
+def _monitor_port(host: str, port: int, chosen: int | None, no_monitor: bool) -> int | None:
+    """The port to start the monitor on (None: no monitor; 0: a free one)."""
+    if no_monitor:
+        if chosen is not None:
+            raise click.UsageError("--no-monitor and --monitor_port exclude each other")
+        return None
+    if chosen is None:
+        derived = derived_port(port)
+        return derived if _port_is_free(host, derived) else 0
+    if chosen == port:
+        raise click.UsageError(f"--monitor_port {chosen} is the master's --port; pick another")
+    if chosen and not _port_is_free(host, chosen):
+        raise click.ClickException(
+            f"port {chosen} on {host} is in use; pick another --monitor_port"
+        )
+    return chosen
+
+
 def _print_started(cluster: LocalCluster, cpus: int, gpu: str, host: str) -> None:
     address, mode = cluster.address, cluster.security.mode
     click.echo(
@@ -199,6 +233,13 @@ def _print_started(cluster: LocalCluster, cpus: int, gpu: str, host: str) -> Non
     click.echo(f"  connect from Python:  parl.connect({address!r})")
     click.echo(f"  status / stop:        xparl status / xparl stop --port {cluster.port}")
     click.echo(f"  logs:                 {cluster.data_dir}")
+    if cluster.monitor_url:
+        click.echo(f"  web monitor:          {cluster.monitor_url}")
+        if not is_loopback(host):
+            click.echo(
+                "  the monitor speaks plain HTTP on a non-loopback address: reach it through an "
+                "SSH tunnel or a TLS proxy (see the monitor guide), never over an open network."
+            )
     if mode is Mode.INSECURE:
         click.echo("  no authentication: anyone on this machine can run code on this cluster.")
         return
@@ -274,11 +315,34 @@ def _addresses(address: str | None) -> list[str]:
     if address:
         return [address]
     found = [c.address for c in recorded_clusters() if c.is_running()]
-    found += sorted({r["master"] for _, r in connected_workers()} - set(found))
+    known = {_same_cluster_key(a) for a in found}
+    for _, record in connected_workers():
+        key = _same_cluster_key(record["master"])
+        if key not in known:
+            known.add(key)
+            found.append(record["master"])
     return found
 
 
-def _print_status(status: dict[str, Any]) -> None:
+def _same_cluster_key(address: str) -> tuple[str, str]:
+    """``host:port`` with loopback names (``localhost``, ``127.x``, ``::1``) as one host, and
+    other names resolved, so one cluster reached by two names is listed once."""
+    host, _, port = address.rpartition(":")
+    host = host.strip("[]")
+    if is_loopback(host):
+        return ("loopback", port)
+    try:
+        return (socket.gethostbyname(host), port)
+    except OSError:
+        return (host, port)
+
+
+def _monitor_urls() -> dict[str, str]:
+    """The monitor URLs (with their tokens) of the clusters recorded on this machine."""
+    return {c.address: c.monitor_url for c in recorded_clusters() if c.monitor_url}
+
+
+def _print_status(status: dict[str, Any], actors: list[dict[str, Any]]) -> None:
     click.echo(
         f"Cluster {status['address']} (parl-remote {status['version']}, Python "
         f"{status['python']}, security {status['security']}): {status['cpus_used']} used CPUs, "
@@ -303,10 +367,16 @@ def _print_status(status: dict[str, Any]) -> None:
             f"  client {c['client']} on {c['hostname']} (pid {c['pid']}): "
             f"{c['actors']} actor(s), script {c['script']}, {c['connected_s']} s"
         )
-    for a in status["actors"]:
+    for a in actors:
+        if a["state"] == "released":
+            continue
+        error = a["error"] or {}
+        problem = f"{error['type']}: {error['message']}" if error else a["message"]
         click.echo(
-            f"  actor {a['job_id']}: client {a['client']}, worker {a['worker_id']}"
+            f"  actor {a['job_id']} ({a['class_name'] or '?'}): {a['state']}, client "
+            f"{a['client']}, worker {a['worker_id']}"
             + (f", GPUs {','.join(a['gpus'])}" if a["gpus"] else "")
+            + (f"; {problem.splitlines()[0][:200]}" if problem else "")
         )
     refused = status["refused_connections"] + status["refused_requests"]
     if refused or status["bad_messages"]:
@@ -314,15 +384,21 @@ def _print_status(status: dict[str, Any]) -> None:
             f"  refused {refused} connection(s)/request(s), dropped "
             f"{status['bad_messages']} malformed message(s)"
         )
-    click.echo("  monitor: none (the web monitor is not part of this release; use xparl status)")
+    url = _monitor_urls().get(status["address"])
+    click.echo(f"  web monitor: {url}" if url else "  web monitor: none started from this machine")
 
 
 @main.command()
 @click.option("--address", default=None, help="HOST:PORT of a master (default: local clusters).")
-@click.option("--json", "as_json", is_flag=True, help="Print the raw status as JSON.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print what the web monitor shows (cluster, workers, clients, actors) as JSON.",
+)
 @_SECRET_FILE
 def status(address: str | None, as_json: bool, secret_file: str | None) -> None:
-    """Show CPUs used/vacant, workers, clients and actors of the cluster(s)."""
+    """Show CPUs used/vacant, workers, clients and actors of the cluster(s), each once."""
     addresses = _addresses(address)
     if not addresses:
         click.echo(
@@ -331,17 +407,28 @@ def status(address: str | None, as_json: bool, secret_file: str | None) -> None:
         )
         return
     failed = False
+    shown: set[tuple[str, int]] = set()
+    overviews = []
     for each in addresses:
+        security = _security(each, secret_file, False)
         try:
-            info = _query(each, _security(each, secret_file, False))
+            info = _query(each, security)
+            if (info["address"], info["pid"]) in shown:
+                continue  # the same master under another name
+            shown.add((info["address"], info["pid"]))
+            overview = cluster_overview(each, security)
+            overview["cluster"]["monitor_url"] = _monitor_urls().get(info["address"])
+            overviews.append(overview)
         except ConnectionError as exc:
             click.echo(f"Cluster {each}: not reachable ({exc}).", err=True)
             failed = True
             continue
-        if as_json:
-            click.echo(json.dumps(info, indent=1))
-        else:
-            _print_status(info)
+        except AuthenticationError as exc:
+            raise click.ClickException(str(exc)) from exc
+        if not as_json:
+            _print_status(info, overview["actors"])
+    if as_json:
+        click.echo(json.dumps(overviews, indent=1))
     if failed:
         raise SystemExit(1)
 

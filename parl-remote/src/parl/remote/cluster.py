@@ -14,7 +14,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import shutil
+import socket
 import subprocess
 import time
 import uuid
@@ -119,6 +121,20 @@ def _spawn_ready(
 ) -> tuple[subprocess.Popen[bytes], dict]:
     """Start a cluster process logging to ``log_path``, hand it the secret on stdin, and wait
     until it writes ``ready``."""
+    proc = _spawn(cmd, log_path, timeouts, security, detach)
+    return proc, _wait_file(ready, proc, ready_timeout, what)
+
+
+def _spawn(
+    cmd: list[str],
+    log_path: Path,
+    timeouts: Timeouts | None,
+    security: Security,
+    detach: bool,
+    more_stdin: str = "",
+) -> subprocess.Popen[bytes]:
+    """Start a cluster process logging to ``log_path``; hand it the secret (and ``more_stdin``)
+    on stdin."""
     log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         proc = subprocess.Popen(
@@ -133,9 +149,9 @@ def _spawn_ready(
         os.close(log)
     assert proc.stdin is not None
     with contextlib.suppress(BrokenPipeError):
-        proc.stdin.write(f"{security.secret or ''}\n".encode())
+        proc.stdin.write(f"{security.secret or ''}\n{more_stdin}".encode())
         proc.stdin.close()
-    return proc, _wait_file(ready, proc, ready_timeout, what)
+    return proc
 
 
 def _child_env(timeouts: Timeouts | None) -> dict[str, str]:
@@ -235,6 +251,7 @@ class LocalCluster:
     embedded: bool = False
     security: Security = field(default_factory=lambda: Security(None))
     owner_pid: int | None = None
+    monitor: dict[str, Any] | None = None
 
     @property
     def port(self) -> int:
@@ -243,6 +260,11 @@ class LocalCluster:
     @property
     def secret_file(self) -> Path:
         return self.data_dir / "secret"
+
+    @property
+    def monitor_url(self) -> str | None:
+        """The web monitor's URL with its read-only token (None: no monitor)."""
+        return None if self.monitor is None else self.monitor.get("url")
 
     @classmethod
     def start(
@@ -260,6 +282,7 @@ class LocalCluster:
         ready_timeout: float = 30.0,
         mode: Mode = Mode.AUTH,
         secret: str | None = None,
+        monitor_port: int | None = None,
     ) -> LocalCluster:
         """Start a master and (if ``cpu_num`` or ``gpus``) a local worker; return when ready.
 
@@ -277,6 +300,8 @@ class LocalCluster:
             mode: ``auth`` (default), ``encrypt``, or ``insecure`` (loopback only).
             secret: The cluster secret. Default: ``PARL_CLUSTER_SECRET``, else the secret kept
                 for this port by an earlier cluster (so its workers get back in), else a new one.
+            monitor_port: Start the web monitor on this port of ``host`` (0: a free port;
+                None: no monitor). It stops when the master does.
         """
         host = host or default_host()
         clusters = private_dir(data_home() / "clusters")
@@ -338,8 +363,12 @@ class LocalCluster:
         if security.secret is not None:
             write_atomic(cluster.secret_file, security.secret)
         cluster.save()
-        if cpu_num > 0 or gpus:
-            try:
+        try:
+            # The monitor starts while the worker does; it is ready long before a warm job.
+            monitor = None
+            if monitor_port is not None:
+                monitor = cluster._launch_monitor(host, monitor_port, detach)
+            if cpu_num > 0 or gpus:
                 cluster.add_worker(
                     cpu_num,
                     gpus=gpus,
@@ -350,10 +379,54 @@ class LocalCluster:
                     ready_timeout=ready_timeout,
                 )
                 cluster.wait_for_jobs(1, ready_timeout)
-            except BaseException:
-                cluster.stop()
-                raise
+            if monitor is not None:
+                cluster._await_monitor(monitor, advertise_host, ready_timeout)
+        except BaseException:
+            cluster.stop()
+            raise
         return cluster
+
+    def _launch_monitor(
+        self, host: str, port: int, detach: bool
+    ) -> tuple[subprocess.Popen[bytes], Path]:
+        """Start the web monitor (:mod:`parl.remote.monitor`) with a new read-only token and
+        record it at once (so a failed start stops it); it ends when the master ends."""
+        token = secrets.token_urlsafe(24)
+        ready = self.data_dir / f"monitor-{uuid.uuid4().hex[:8]}.ready"
+        options = {
+            "--master": self.address,
+            "--master-pid": self.master["pid"],
+            "--host": host,
+            "--port": port,
+            "--ready-file": ready,
+        }
+        args = [str(part) for option in options.items() for part in option]
+        cmd = [*python_command(), "-m", "parl.remote.monitor", *args]
+        log = self.data_dir / "monitor.log"
+        proc = _spawn(cmd, log, self.timeouts, self.security, detach, more_stdin=f"{token}\n")
+        self.monitor = {**_record(proc.pid), "host": host, "token": token}
+        self.save()
+        return proc, ready
+
+    def _await_monitor(
+        self,
+        launched: tuple[subprocess.Popen[bytes], Path],
+        advertise_host: str | None,
+        ready_timeout: float,
+    ) -> None:
+        from parl.remote.monitor import monitor_url
+
+        assert self.monitor is not None
+        proc, ready = launched
+        host = self.monitor["host"]
+        try:
+            info = _wait_file(ready, proc, ready_timeout, f"the monitor on {host}")
+        finally:
+            ready.unlink(missing_ok=True)
+        shown = advertise_host or (socket.gethostname() if host in ("0.0.0.0", "::") else host)
+        url = monitor_url(shown, info["port"], self.monitor["token"])
+        self.monitor.update(port=info["port"], url=url)
+        self.save()
 
     def add_worker(self, cpu_num: int, **kwargs: Any) -> dict[str, Any]:
         """Start one more local worker for this cluster and record it."""
@@ -397,12 +470,13 @@ class LocalCluster:
             "owner_pid": self.owner_pid,
             "master": self.master,
             "workers": self.workers,
+            "monitor": self.monitor,
         }
         write_atomic(self.data_dir / "cluster.json", json.dumps(record, indent=1))
 
     def processes(self) -> list[dict[str, Any]]:
-        """Records of the cluster's master and workers."""
-        return [self.master, *self.workers]
+        """Records of the cluster's master, workers and monitor."""
+        return [self.master, *self.workers, *([self.monitor] if self.monitor else [])]
 
     def is_running(self) -> bool:
         """True while the master process runs."""
@@ -420,6 +494,8 @@ class LocalCluster:
         """Stop the workers (which stop their jobs), then the master."""
         for record in self.workers:
             stop_process(record, timeout)
+        if self.monitor is not None:
+            stop_process(self.monitor, timeout)
         stop_process(self.master, timeout)
         for record in self.processes():
             with contextlib.suppress(ChildProcessError):
@@ -442,6 +518,7 @@ class LocalCluster:
             record.get("embedded", False),
             Security.for_mode(mode, secret),
             record.get("owner_pid") if record.get("embedded") else None,
+            record.get("monitor"),
         )
 
 

@@ -37,30 +37,35 @@ import zmq
 
 _MAX_FRAMES = 1 << 16
 _MAX_TEXT = 64 * 2**10
+_REPORTED_TEXT = 16 * 2**10  # of a traceback the worker keeps for the monitor
 
 
-def error_frames(kind: str, exc: BaseException, skip_frames: int = 0) -> list[bytes]:
-    """Describe ``exc`` for the caller: a JSON frame (type, message, traceback text) and, for an
-    ordinary exception that pickles, the exception itself so the caller can re-raise its type.
-
-    ``SystemExit``, ``KeyboardInterrupt`` and other non-``Exception`` errors are never sent as
-    objects: re-raised at the caller they would end the caller's program.
-    """
+def error_info(kind: str, exc: BaseException, skip_frames: int = 0) -> dict[str, Any]:
+    """Describe ``exc`` as JSON: kind, type, message and traceback text (bounded)."""
     tb = exc.__traceback__
     for _ in range(skip_frames):
         if tb is not None and tb.tb_next is not None:
             tb = tb.tb_next
     text = "".join(traceback.format_exception(type(exc), exc, tb))
-    ordinary = isinstance(exc, Exception)
-    info = {
+    return {
         "kind": kind,
         "type": f"{type(exc).__module__}.{type(exc).__qualname__}",
         "message": str(exc)[:_MAX_TEXT],
         "traceback": text[-_MAX_TEXT:],
-        "ordinary": ordinary,
+        "ordinary": isinstance(exc, Exception),
     }
+
+
+def error_frames(kind: str, exc: BaseException, skip_frames: int = 0) -> list[bytes]:
+    """Describe ``exc`` for the caller: a JSON frame (:func:`error_info`) and, for an
+    ordinary exception that pickles, the exception itself so the caller can re-raise its type.
+
+    ``SystemExit``, ``KeyboardInterrupt`` and other non-``Exception`` errors are never sent as
+    objects: re-raised at the caller they would end the caller's program.
+    """
+    info = error_info(kind, exc, skip_frames)
     frames = [P.encode(info)]
-    if ordinary:
+    if info["ordinary"]:
         with contextlib.suppress(Exception):
             frames.append(cloudpickle.dumps(exc, protocol=5))
     return frames
@@ -258,7 +263,7 @@ class Job:
             raise P.BadMessage(str(exc)) from None
         self.owner, self.owner_fd = identity, frames[1].get(zmq.SRCFD)
         self.reply_limit = reply_limit
-        claim = {"job_id": self.job_id, "client_id": client_id, "gpus": gpus}
+        claim = {"job_id": self.job_id, "client_id": client_id, "gpus": gpus, "class_name": name}
         self._to_worker(P.JOB_CLAIMED, claim)
         if max_memory:
             self.baseline_rss = _rss()
@@ -280,8 +285,7 @@ class Job:
         try:
             self.instance = cls(*args, **kwargs)
         except BaseException as exc:
-            traceback.print_exc()
-            self._reply(identity, seq, P.REPLY_ERROR, error_frames("user", exc, skip_frames=1))
+            self._user_error(identity, seq, exc)
             self.exit(1)
         self._reply(identity, seq, P.REPLY_OK, [])
 
@@ -302,10 +306,22 @@ class Job:
         try:
             result = method(*args, **kwargs)
         except BaseException as exc:
-            traceback.print_exc()
-            self._reply(identity, seq, P.REPLY_ERROR, error_frames("user", exc, skip_frames=1))
+            self._user_error(identity, seq, exc)
             return
         self._reply_value(identity, seq, result, f"the return value of `{name}`")
+
+    def _user_error(self, identity: bytes, seq: bytes, exc: BaseException) -> None:
+        """The actor raised: log the traceback, tell the worker (for the monitor) and the caller."""
+        traceback.print_exc()
+        info = error_info("user", exc, skip_frames=1)
+        report = {
+            "job_id": self.job_id,
+            "type": info["type"][:512],
+            "message": info["message"][:4096],
+            "traceback": info["traceback"][-_REPORTED_TEXT:],
+        }
+        self._to_worker(P.JOB_ERROR, report)
+        self._reply(identity, seq, P.REPLY_ERROR, error_frames("user", exc, skip_frames=1))
 
     def _reply_value(self, identity: bytes, seq: bytes, value: Any, what: str) -> None:
         """Send ``value`` back, or a serialize error naming ``what`` if it cannot be pickled."""
@@ -331,7 +347,7 @@ class Job:
             self._reply(identity, seq, P.REPLY_ERROR, error_frames("attribute", exc))
             return
         except BaseException as exc:
-            self._reply(identity, seq, P.REPLY_ERROR, error_frames("user", exc, skip_frames=1))
+            self._user_error(identity, seq, exc)
             return
         self._reply_value(identity, seq, value, f"the attribute `{name}`")
 
@@ -346,7 +362,7 @@ class Job:
             self._reply(identity, seq, P.REPLY_ERROR, error_frames("deserialize", exc))
             return
         except BaseException as exc:
-            self._reply(identity, seq, P.REPLY_ERROR, error_frames("user", exc, skip_frames=1))
+            self._user_error(identity, seq, exc)
             return
         self._reply(identity, seq, P.REPLY_OK, [])
 

@@ -25,6 +25,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
@@ -36,6 +37,7 @@ from parl.remote.config import Limits, Timeouts, default_host, private_dir, pyth
 from parl.remote.processes import has_exited, kill_group, process_exists
 from parl.remote.security import SECRET_ENV, Mode, Security
 
+import psutil
 import zmq
 
 logger = logging.getLogger("parl.remote.worker")
@@ -43,6 +45,7 @@ logger = logging.getLogger("parl.remote.worker")
 _MAX_EARLY_FAILURES = 5
 _ROTATE_EVERY_S = 1.0
 _JOB_ID = re.compile(r"^[0-9a-f]{8}-[0-9]{4,}$")
+_KEEP_ENDED = 50  # ended actors a worker remembers for the monitor
 
 
 class Worker:
@@ -109,6 +112,10 @@ class Worker:
         self.ready: dict[str, dict[str, Any]] = {}
         self.claimed: dict[str, dict[str, Any]] = {}
         self.reasons: dict[str, dict[str, str]] = {}
+        # For the monitor: what each actor is, its last error, and the actors that ended.
+        self.actors: dict[str, dict[str, Any]] = {}
+        self.ended: deque[dict[str, Any]] = deque(maxlen=_KEEP_ENDED)
+        self.usage: dict[str, psutil.Process] = {}
         self.counter = 0
         self.early_failures = 0
         self.bad_messages = 0
@@ -247,6 +254,7 @@ class Worker:
             self.claimed.pop(job_id, None)
             reason = self.reasons.pop(job_id, None) or _exit_reason(job_id, proc.pid, code)
             self._to_master(P.JOB_EXITED, {"job_id": job_id, "returncode": code, **reason})
+            self._remember_end(job_id, proc.pid, code, reason)
             shutil.rmtree(self.files_dir / job_id, ignore_errors=True)
             logs.prune(self.log_dir, self.limits.keep_logs, set(self.procs))
             if not was_ready:
@@ -275,7 +283,13 @@ class Worker:
         if tag == P.READ_LOG:
             self._send_job(identity, P.READ_LOG, self._read_log(payload))
             return
+        if tag == P.INSPECT:
+            self._send_job(identity, P.INSPECT, self.inspect())
+            return
         job_id = P.text(payload, "job_id", max_len=64)
+        if tag == P.JOB_ERROR:
+            self._record_error(job_id, payload)
+            return
         if job_id not in self.procs:
             raise P.BadMessage(f"no job {job_id!r} on this worker")
         if tag == P.JOB_READY:
@@ -294,6 +308,13 @@ class Worker:
                 "gpus": P.items(payload, "gpus", str, 64),
             }
             self.claimed[job_id] = claim
+            self.actors[job_id] = {
+                "class_name": P.text(payload, "class_name", "", max_len=256),
+                "client_id": claim["client_id"],
+                "since": time.time(),
+                "error": None,
+            }
+            self._usage(job_id, self.procs[job_id])  # the first look starts the CPU clock
             self._to_master(P.JOB_CLAIMED, {"job_id": job_id, **claim})
         elif tag == P.JOB_EXITED:
             self.reasons[job_id] = {
@@ -321,6 +342,72 @@ class Worker:
             "log": text,
             "truncated": cut,
         }
+
+    def _record_error(self, job_id: str, payload: dict[str, Any]) -> None:
+        """Keep an actor's last error; it may arrive after its process was seen to exit (a
+        constructor that raised), so an actor that just ended gets it too."""
+        error = {
+            "type": P.text(payload, "type", max_len=512),
+            "message": P.text(payload, "message", max_len=4096),
+            "traceback": P.text(payload, "traceback", max_len=16 * 2**10),
+            "at": time.time(),
+        }
+        actor = self.actors.get(job_id) or next(
+            (e for e in self.ended if e["job_id"] == job_id), None
+        )
+        if actor is None:
+            raise P.BadMessage(f"no actor {job_id!r} on this worker")
+        actor["error"] = error
+
+    def _remember_end(self, job_id: str, pid: int, code: int, reason: dict[str, str]) -> None:
+        """Keep what the monitor shows of an actor that ended (warm jobs are not actors)."""
+        self.usage.pop(job_id, None)
+        actor = self.actors.pop(job_id, None)
+        if actor is None:
+            return
+        self.ended.append(
+            {
+                **actor,
+                "job_id": job_id,
+                "pid": pid,
+                "returncode": code,
+                "reason": reason.get("reason", "exited"),
+                "message": reason.get("message", ""),
+                "ended": time.time(),
+            }
+        )
+
+    def inspect(self) -> dict[str, Any]:
+        """This worker's host (memory, load) and actors (class, CPU, memory, last error), and
+        the actors that ended lately: what the monitor and ``xparl status`` show."""
+        memory = psutil.virtual_memory()
+        live = []
+        for job_id, actor in self.actors.items():
+            proc = self.procs.get(job_id)
+            if proc is None:
+                continue
+            live.append({**actor, "job_id": job_id, "pid": proc.pid, **self._usage(job_id, proc)})
+        return {
+            "worker_id": self.worker_id,
+            "hostname": socket.gethostname(),
+            "cpu_count": psutil.cpu_count() or 1,
+            "load": list(os.getloadavg()),
+            "memory_total": memory.total,
+            "memory_available": memory.available,
+            "actors": live,
+            "ended": list(self.ended),
+        }
+
+    def _usage(self, job_id: str, proc: subprocess.Popen[bytes]) -> dict[str, float]:
+        """CPU percent (since the previous look) and resident memory of an actor's process."""
+        try:
+            ps = self.usage.get(job_id)
+            if ps is None:
+                ps = self.usage[job_id] = psutil.Process(proc.pid)
+            with ps.oneshot():
+                return {"cpu_percent": ps.cpu_percent(None), "rss": ps.memory_info().rss}
+        except psutil.Error:
+            return {"cpu_percent": 0.0, "rss": 0}
 
     def _kill(self, job_id: str) -> None:
         proc = self.procs.get(job_id)

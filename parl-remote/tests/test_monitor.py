@@ -1,0 +1,237 @@
+"""The web monitor's JSON API on a real cluster (no browser), its token, its bounds, its end
+with the master, and ``xparl status`` on a cluster reached by two names."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import signal
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import parl.remote
+from parl.remote.cluster import LocalCluster, recorded_clusters
+from parl.remote.monitor import MAX_CONNECTIONS, derived_port
+
+import pytest
+
+from .conftest import free_port, gone, stop_and_check, wait_for
+from .monitor_actors import Unborn, three_states
+from .test_cli import xparl
+
+
+def get(
+    cluster: LocalCluster, path: str, token: str | None = "", headers: dict[str, str] | None = None
+) -> tuple[int, dict[str, str], Any]:
+    """GET ``path`` from the cluster's monitor with its token (``""``), another one, or none."""
+    assert cluster.monitor is not None
+    sent = dict(headers or {})
+    if token is not None:
+        sent["Authorization"] = f"Bearer {token or cluster.monitor['token']}"
+    conn = http.client.HTTPConnection("127.0.0.1", cluster.monitor["port"], timeout=10)
+    try:
+        conn.request("GET", path, headers=sent)
+        answer = conn.getresponse()
+        body = answer.read()
+        kind = answer.getheader("Content-Type", "")
+        value = json.loads(body) if kind.startswith("application/json") else body.decode()
+        return answer.status, dict(answer.getheaders()), value
+    finally:
+        conn.close()
+
+
+def port_is_free(port: int) -> bool:
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def actors_by_class(cluster: LocalCluster) -> dict[str, dict[str, Any]]:
+    status, _, overview = get(cluster, "/api/overview")
+    assert status == 200, overview
+    return {a["class_name"]: a for a in overview["actors"]}
+
+
+def settled(cluster: LocalCluster) -> dict[str, dict[str, Any]] | None:
+    actors = actors_by_class(cluster)
+    states = {name: a["state"] for name, a in actors.items()}
+    wanted = {"Greeter": "running", "Faulty": "raised", "Doomed": "died"}
+    return actors if states == wanted else None
+
+
+@pytest.fixture(scope="module")
+def monitored() -> Iterator[LocalCluster]:
+    """One monitored 3-CPU cluster for the API tests of this module."""
+    cluster = LocalCluster.start(3, monitor_port=0)
+    assert cluster.monitor is not None
+    yield cluster
+    parl.remote.disconnect()
+    stop_and_check(cluster)
+
+
+def test_the_api_shows_each_actor_its_error_and_its_log(monitored: LocalCluster) -> None:
+    parl.remote.connect(monitored.address)
+    greeter, faulty, doomed_id = three_states()
+    actors = wait_for(lambda: settled(monitored), 15, "the three actor states")
+    assert isinstance(actors, dict)
+    raised = actors["Faulty"]["error"]
+    assert raised["type"] == "builtins.ValueError"
+    assert "boom: the monitor shows this traceback" in raised["message"]
+    assert "Traceback (most recent call last)" in raised["traceback"]
+    assert 'raise ValueError("boom' in raised["traceback"]
+    died = actors["Doomed"]
+    assert died["job_id"] == doomed_id and "SIGKILL" in died["message"]
+    running = actors["Greeter"]
+    assert running["error"] is None and running["rss"] > 1 << 20 and running["uptime_s"] >= 0
+    assert running["pid"] != os.getpid() and running["client_host"] == socket.gethostname()
+
+    text = xparl("status", "--address", monitored.address).stdout
+    assert "(Faulty): raised" in text and "ValueError: boom: the monitor shows" in text, text
+    assert "(Greeter): running" in text and f"{doomed_id} (Doomed): died" in text
+
+    _, _, cluster = get(monitored, "/api/cluster")
+    assert cluster["address"] == monitored.address
+    assert (cluster["cpus_total"], cluster["cpus_used"], cluster["cpus_vacant"]) == (3, 2, 1)
+    assert cluster["memory_total"] > cluster["memory_used"] > 0 and cluster["uptime_s"] > 0
+    _, _, workers = get(monitored, "/api/workers")
+    (worker,) = workers
+    assert worker["jobs"] == 2 and worker["state"] == "ok" and len(worker["load"]) == 3
+    _, _, clients = get(monitored, "/api/clients")
+    (client,) = clients
+    assert client["pid"] == os.getpid() and client["actors_alive"] == 2
+
+    with pytest.raises(RuntimeError, match="fails on purpose"):
+        Unborn()
+
+    def unborn() -> dict[str, Any] | None:
+        actor = actors_by_class(monitored).get("Unborn")
+        return actor if actor and actor["state"] == "died" and actor["error"] else None
+
+    failed = wait_for(unborn, 15, "the actor whose constructor raised to show as died")
+    # Its job exits on its own or is ended by the worker once the client gives it up.
+    assert isinstance(failed, dict) and "died" in failed["message"]
+    assert "this constructor fails on purpose" in failed["error"]["traceback"]
+
+    status, _, log = get(monitored, f"/api/actors/{running['job_id']}/log?lines=50")
+    assert status == 200 and "hello monitor from the greeter's log" in log["log"]
+    status, _, log = get(monitored, f"/api/actors/{actors['Faulty']['job_id']}/log")
+    assert status == 200 and "boom: the monitor shows this traceback" in log["log"]
+    status, _, log = get(monitored, f"/api/actors/{doomed_id}/log")
+    assert status == 200 and "hosts an actor of class Doomed" in log["log"]
+    del greeter, faulty
+    parl.remote.disconnect()
+
+
+def test_the_monitor_needs_its_token_and_bounds_requests(monitored: LocalCluster) -> None:
+    assert monitored.monitor is not None
+    token = monitored.monitor["token"]
+    status, _, answer = get(monitored, "/api/overview", token=None)
+    assert status == 401 and "token" in answer["error"]
+    assert get(monitored, "/api/overview", token="x" * 32)[0] == 403
+    assert get(monitored, "/", token=None)[0] == 401
+    assert get(monitored, "/monitor.js", token=None)[0] == 401
+    assert get(monitored, f"/api/overview?token={token}x", token=None)[0] == 403
+    # The cluster secret is not the monitor token.
+    assert monitored.security.secret is not None
+    assert get(monitored, "/api/overview", token=monitored.security.secret)[0] == 403
+
+    # The printed URL trades its token for a cookie and sends the browser to a clean URL.
+    status, headers, _ = get(monitored, f"/?token={token}", token=None)
+    assert status == 303 and headers["Location"] == "/"
+    cookie = headers["Set-Cookie"].split(";")[0]
+    assert "HttpOnly" in headers["Set-Cookie"] and "SameSite=Strict" in headers["Set-Cookie"]
+    status, headers, page = get(monitored, "/", token=None, headers={"Cookie": cookie})
+    assert status == 200 and "<title>xparl monitor</title>" in page
+    assert "script-src 'self'" in headers["Content-Security-Policy"]
+    assert "http://" not in page and "https://" not in page  # nothing fetched from elsewhere
+
+    assert get(monitored, "/api/" + "a" * 5000)[0] == 414
+    assert get(monitored, "/api/actors/00000000-0001/log?lines=0")[0] == 400
+    assert get(monitored, "/api/actors/00000000-0001/log?lines=many")[0] == 400
+    assert get(monitored, "/api/actors/00000000-0001/log")[0] == 404
+    assert get(monitored, "/api/actors/..%2F..%2Fsecret/log")[0] == 404
+    assert get(monitored, "/api/nothing")[0] == 404
+    with socket.create_connection(("127.0.0.1", monitored.monitor["port"]), timeout=10) as raw:
+        raw.sendall(b"POST /api/overview HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999\r\n\r\n")
+        assert raw.recv(100).startswith(b"HTTP/1.1 501")
+
+
+def test_idle_connections_cannot_take_the_monitor_down(monitored: LocalCluster) -> None:
+    """A stranger holding every connection slot gets the next one closed, not queued; the
+    monitor serves again once the slots free up."""
+    assert monitored.monitor is not None
+    address = ("127.0.0.1", monitored.monitor["port"])
+    idle = [socket.create_connection(address, timeout=10) for _ in range(MAX_CONNECTIONS)]
+    try:
+
+        def refused() -> bool:
+            with socket.create_connection(address, timeout=10) as extra:
+                try:
+                    extra.sendall(b"GET /api/cluster HTTP/1.1\r\nHost: x\r\n\r\n")
+                    return extra.recv(100) == b""
+                except ConnectionResetError:  # closed before the request arrived
+                    return True
+
+        wait_for(refused, 10, "a connection beyond the cap to be closed")
+    finally:
+        for sock in idle:
+            sock.close()
+    wait_for(lambda: get(monitored, "/api/cluster")[0] == 200, 10, "the monitor to serve again")
+
+
+def test_the_monitor_ends_with_its_master(start_cluster: Any) -> None:
+    cluster = start_cluster(0, monitor_port=0)
+    assert cluster.monitor is not None
+    port, pid = cluster.monitor["port"], cluster.monitor["pid"]
+    assert get(cluster, "/api/cluster")[0] == 200
+    os.kill(cluster.master["pid"], signal.SIGKILL)
+    wait_for(lambda: gone([pid]), 10, "the monitor to exit after its master")
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        probe.bind(("127.0.0.1", port))  # nothing holds the monitor's port any more
+
+
+def test_xparl_start_prints_the_monitor_and_status_lists_a_cluster_once() -> None:
+    port = free_port()
+    assert (
+        "exclude each other"
+        in xparl(
+            "start", "--port", str(port), "--no-monitor", "--monitor_port", "1", check=False
+        ).stderr
+    )
+    assert (
+        "the master's --port"
+        in xparl("start", "--port", str(port), "--monitor_port", str(port), check=False).stderr
+    )
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = str(taken.getsockname()[1])
+        refused = xparl("start", "--port", str(port), "--monitor_port", busy, check=False)
+        assert refused.returncode != 0 and f"port {busy} on 127.0.0.1 is in use" in refused.stderr
+    out = xparl("start", "--port", str(port), "--cpu_num", "1").stdout
+    (cluster,) = [c for c in recorded_clusters() if c.port == port]
+    assert cluster.monitor is not None and cluster.monitor_url in out
+    # PARL's default port, unless something else holds it.
+    default = derived_port(port)
+    assert default in (port + 100, port - 100)
+    assert cluster.monitor["port"] == default or not port_is_free(default)
+    monitor_pid = cluster.monitor["pid"]
+    try:
+        xparl("connect", "--address", f"localhost:{port}", "--cpu_num", "1")
+        text = xparl("status").stdout
+        assert text.count(f"Cluster 127.0.0.1:{port}") == 1, text
+        assert cluster.monitor_url in text
+        overviews = json.loads(xparl("status", "--json").stdout)
+        (overview,) = [o for o in overviews if o["cluster"]["address"] == f"127.0.0.1:{port}"]
+        assert overview["cluster"]["cpus_total"] == 2 and len(overview["workers"]) == 2
+        assert overview["cluster"]["monitor_url"] == cluster.monitor_url
+        assert get(cluster, "/api/cluster")[2]["cpus_total"] == 2
+    finally:
+        xparl("stop", "--port", str(port))
+    wait_for(lambda: gone([monitor_pid]), 10, "the monitor to stop with the cluster")
