@@ -204,7 +204,8 @@ class TestIMPALAContract(AlgorithmContract):
                     batch[key].append(np.asarray(value))
                 obs = next_obs
             # [T, N, ...] -> [N*T, ...], trajectory after trajectory
-            flat = [np.swapaxes(np.stack(v), 0, 1).reshape(STEPS * ENVS, -1) for v in batch.values()]
+            rows = STEPS * ENVS
+            flat = [np.swapaxes(np.stack(v), 0, 1).reshape(rows, -1) for v in batch.values()]
             agent.learn(flat[0], flat[1][:, 0], flat[2], flat[3][:, 0], flat[4][:, 0])
 
     def learn_batch(self, agent, rng):

@@ -98,7 +98,7 @@ class IMPALA(parl.Algorithm):
 
     Examples:
         >>> IMPALA = parl.algorithms.get("IMPALA")  # doctest: +SKIP
-        >>> alg = IMPALA(model, sample_batch_steps=20, gamma=0.99, vf_loss_coeff=0.5)  # doctest: +SKIP
+        >>> alg = IMPALA(model, 20, 0.99, 0.5)  # doctest: +SKIP
     """
 
     Config = IMPALAConfig

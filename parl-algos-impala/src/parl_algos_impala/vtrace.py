@@ -4,7 +4,8 @@ For a trajectory of ``T`` steps with behaviour policy μ and target policy π, i
 ``ρ_t = π(a_t|x_t) / μ(a_t|x_t)`` and truncated weights ``ρ̄_t = min(ρ̄, ρ_t)``,
 ``c_t = min(1, ρ_t)``, the n-step V-trace target is::
 
-    v_s = V(x_s) + Σ_{t≥s} (Π_{i=s}^{t-1} γ_i c_i) · δ_t,   δ_t = ρ̄_t (r_t + γ_t V(x_{t+1}) - V(x_t))
+    v_s = V(x_s) + Σ_{t≥s} (Π_{i=s}^{t-1} γ_i c_i) · δ_t,
+    δ_t = ρ̄_t (r_t + γ_t V(x_{t+1}) - V(x_t))
 
 computed backwards as ``v_s - V(x_s) = δ_s + γ_s c_s (v_{s+1} - V(x_{s+1}))``. The policy
 gradient advantage is ``ρ̄^pg_s (r_s + γ_s v_{s+1} - V(x_s))`` with ``ρ̄^pg_s = min(ρ̄_pg, ρ_s)``.
