@@ -17,7 +17,14 @@ nox.options.reuse_venv = "yes"
 nox.options.sessions = ["lint", "typecheck", "tests", "packaging", "plugin", "examples", "docs"]
 
 ROOT = Path(__file__).parent
-PACKAGES = ["parl-core", "parl-utils", "parl-remote", "parl-algos-pg", "parl-algos-dqn"]
+PACKAGES = [
+    "parl-core",
+    "parl-utils",
+    "parl-remote",
+    "parl-algos-pg",
+    "parl-algos-dqn",
+    "parl-algos-impala",
+]
 # Released together and pinned to each other; the rest are plugins.
 NAMESPACE_OWNER = "parl-core"
 EDITABLE = ["-e", "./parl-core[paddle,testing]", *[x for p in PACKAGES[1:] for x in ("-e", p)]]
@@ -49,7 +56,15 @@ def lint(session: nox.Session) -> None:
 def typecheck(session: nox.Session) -> None:
     """Type-check every package with mypy (by module: parl's portions live in several roots)."""
     install_workspace(session, "mypy>=1.10")
-    packages = ["parl", "parl.utils", "parl.env", "parl.remote", "parl_algos_pg", "parl_algos_dqn"]
+    packages = [
+        "parl",
+        "parl.utils",
+        "parl.env",
+        "parl.remote",
+        "parl_algos_pg",
+        "parl_algos_dqn",
+        "parl_algos_impala",
+    ]
     session.run("mypy", *(arg for package in packages for arg in ("-p", package)))
 
 
@@ -119,13 +134,27 @@ EXAMPLE_RUNS = [
     ["examples/DQN/train.py", "--total-steps", "600"],
     ["examples/PPO/train.py", "--env", "CartPole-v1", "--total-steps", "1024", "--quiet"],
     ["examples/PPO/train.py", "--env", "Pendulum-v1", "--total-steps", "1024", "--quiet"],
+    ["examples/IMPALA/train.py", "--num-actors", "2", "--total-steps", "1000", "--quiet"],
+    # Atari in the learner's process: wrap_deepmind and the CNN, without a cluster's start-up.
+    [
+        "examples/IMPALA/train.py",
+        "--env",
+        "PongNoFrameskip-v4",
+        "--num-actors",
+        "0",
+        "--envs-per-actor",
+        "2",
+        "--total-steps",
+        "400",
+        "--quiet",
+    ],
 ]
 
 
 @nox.session
 def examples(session: nox.Session) -> None:
     """Run every example end to end with a tiny budget."""
-    install_workspace(session)
+    install_workspace(session, "-e", "./parl-utils[atari]")
     logdir = Path(session.create_tmp()) / "runs"
     for run in EXAMPLE_RUNS:
         session.run("python", *run, "--logdir", str(logdir / Path(run[0]).parent.name))

@@ -1,9 +1,15 @@
-"""Actor-critic models for IMPALA: an MLP for vector observations, a small CNN for Atari."""
+"""Actor-critic models for IMPALA (an MLP, a small CNN for Atari) and the env they act in.
+
+The actors build their env and model with :func:`make_env` and :func:`make_model`; this file is
+shipped to their jobs (``distributed_files``), so the functions are found there by name.
+"""
 
 from __future__ import annotations
 
 import parl
 
+import gymnasium as gym
+import numpy as np
 import paddle
 
 
@@ -71,3 +77,29 @@ class AtariModel(parl.Model):
     def value(self, obs: paddle.Tensor) -> paddle.Tensor:
         """State values."""
         return self.value_head(self.conv(obs / 255.0)).squeeze(-1)
+
+
+def is_atari(env_id: str) -> bool:
+    return "NoFrameskip" in env_id or env_id.startswith("ALE/")
+
+
+def make_env(env_id: str) -> gym.Env:
+    """One env; Atari goes through ``parl.env.wrap_deepmind`` (42x42 frames, NCHW)."""
+    if not is_atari(env_id):
+        return gym.wrappers.RecordEpisodeStatistics(gym.make(env_id))
+    from parl.env.atari_wrappers import wrap_deepmind
+
+    import ale_py
+
+    gym.register_envs(ale_py)
+    # wrap_deepmind speaks PARL 2.x's old gym API outermost; vector envs need the gymnasium
+    # env inside it.
+    return wrap_deepmind(gym.make(env_id), dim=42, obs_format="NCHW").env
+
+
+def make_model(env_id: str) -> parl.Model:
+    env = make_env(env_id)
+    act_dim = int(env.action_space.n)
+    if is_atari(env_id):
+        return AtariModel(act_dim)
+    return MLPModel(int(np.prod(env.observation_space.shape)), act_dim)

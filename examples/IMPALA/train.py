@@ -20,19 +20,18 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import parl
 from parl.utils import evaluate, logger, make_vector_env, summary
 
+from model import make_env, make_model
+
 from parl_algos_impala.harness import ActorLearner
 
-from model import AtariModel, MLPModel
-
+HERE = Path(__file__).resolve().parent
 EVAL_EPISODES = 10
 
 
@@ -42,7 +41,8 @@ class IMPALASettings:
 
     One learn step sees ``batches_per_learn * envs_per_actor`` trajectories of
     ``sample_batch_steps`` rows (the last row of each only bootstraps). ``entropy_coeff`` is
-    negative (PARL's sign: a bonus). Evaluation runs every ``eval_every`` env steps (0: only at
+    negative (PARL's sign: a bonus). ``anneal_lr`` decays the learning rate linearly to 1% of
+    ``lr`` over ``total_steps``. Evaluation runs every ``eval_every`` env steps (0: only at
     the end), and ``target`` is the evaluation return whose first crossing is reported.
     """
 
@@ -53,6 +53,7 @@ class IMPALASettings:
     batches_per_learn: int = 1
     queue_size: int = 4
     lr: float = 1e-3
+    anneal_lr: bool = True
     gamma: float = 0.99
     vf_loss_coeff: float = 0.5
     entropy_coeff: float = -0.01
@@ -75,31 +76,6 @@ DEFAULTS: dict[str, IMPALASettings] = {
         eval_every=0,
     ),
 }
-
-
-def is_atari(env_id: str) -> bool:
-    return "NoFrameskip" in env_id or env_id.startswith("ALE/")
-
-
-def make_env(env_id: str) -> gym.Env:
-    """One env; Atari goes through ``parl.env.wrap_deepmind`` (42x42 frames, NCHW)."""
-    if not is_atari(env_id):
-        return gym.wrappers.RecordEpisodeStatistics(gym.make(env_id))
-    import ale_py
-    from parl.env import wrap_deepmind
-
-    gym.register_envs(ale_py)
-    # wrap_deepmind speaks PARL 2.x's old gym API outermost; vector envs need the gymnasium
-    # env inside it.
-    return wrap_deepmind(gym.make(env_id), dim=42, obs_format="NCHW").env
-
-
-def make_model(env_id: str) -> parl.Model:
-    env = make_env(env_id)
-    act_dim = int(env.action_space.n)
-    if is_atari(env_id):
-        return AtariModel(act_dim)
-    return MLPModel(int(np.prod(env.observation_space.shape)), act_dim)
 
 
 def train(
@@ -142,6 +118,12 @@ def train(
         initial_lr=settings.lr,
         max_grad_norm=settings.max_grad_norm,
     )
+
+    def learning_rate(env_steps: int) -> float:
+        if not settings.anneal_lr:
+            return settings.lr
+        return settings.lr * max(1.0 - env_steps / settings.total_steps, 0.01)
+
     system = ActorLearner(
         algorithm,
         partial(make_env, env_id),
@@ -150,9 +132,10 @@ def train(
         envs_per_actor=settings.envs_per_actor,
         batches_per_learn=settings.batches_per_learn,
         queue_size=settings.queue_size,
+        learning_rate=learning_rate,
         entropy_coeff=settings.entropy_coeff,
         address=address,
-        distributed_files=[str(HERE / "model.py"), str(HERE / "train.py")],
+        distributed_files=[str(HERE / "model.py")],
         seed=seed,
     )
     eval_envs = make_vector_env(partial(make_env, env_id), EVAL_EPISODES)
@@ -178,7 +161,9 @@ def train(
     eval_envs.close()
     parl.Agent(algorithm).save(logdir / "model.ckpt")
     summary.flush()
-    reached = [step for step, ret in evals if settings.target is not None and ret >= settings.target]
+    reached = [
+        step for step, ret in evals if settings.target is not None and ret >= settings.target
+    ]
     if not quiet:
         logger.info(
             f"{run.env_steps} env steps in {run.wall_s:.1f} s ({run.sps:.0f}/s steady, learner "

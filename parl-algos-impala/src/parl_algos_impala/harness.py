@@ -186,7 +186,8 @@ class ActorLearner:
         envs_per_actor: sub-envs of each actor's vector env (trajectories per actor batch).
         batches_per_learn: actor batches concatenated into one ``learn`` call.
         queue_size: the most actor batches waiting for the learner (bounds the policy lag).
-        learning_rate: passed to every ``learn`` (None: keep the optimizer's rate).
+        learning_rate: passed to every ``learn``: a number, a function of the env steps
+            learned so far (a schedule), or None (keep the optimizer's rate).
         entropy_coeff: passed to every ``learn`` (None: the algorithm config's).
         address: an xparl master ``host:port``; None starts (or reuses) ``parl.connect()``'s
             embedded cluster with one CPU per actor.
@@ -211,7 +212,7 @@ class ActorLearner:
         envs_per_actor: int = 4,
         batches_per_learn: int = 1,
         queue_size: int = 4,
-        learning_rate: float | None = None,
+        learning_rate: float | Callable[[int], float] | None = None,
         entropy_coeff: float | None = None,
         address: str | None = None,
         distributed_files: Sequence[str] | None = None,
@@ -334,7 +335,7 @@ class ActorLearner:
                 continue
         return batches
 
-    def _learn(self, batches: list[Trajectories]) -> tuple[Any, Any]:
+    def _learn(self, batches: list[Trajectories], env_steps: int) -> tuple[Any, Any]:
         def cat(name: str) -> np.ndarray:
             return np.concatenate([getattr(b, name) for b in batches])
 
@@ -349,7 +350,7 @@ class ActorLearner:
             cat("logits"),
             rewards,
             cat("dones"),
-            self.learning_rate,
+            self.learning_rate(env_steps) if callable(self.learning_rate) else self.learning_rate,
             self.entropy_coeff,
         )
 
@@ -421,7 +422,7 @@ class ActorLearner:
                     break
                 depth = self.queue.qsize()
                 began = time.perf_counter()
-                loss, kl = self._learn(batches)
+                loss, kl = self._learn(batches, stats["env_steps"])
                 version = self._weights[0] + 1
                 self._weights = (version, self.algorithm.model.get_weights())
                 stats["learn_steps"] += 1
