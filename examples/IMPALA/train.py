@@ -42,8 +42,9 @@ class IMPALASettings:
     One learn step sees ``batches_per_learn * envs_per_actor`` trajectories of
     ``sample_batch_steps`` rows (the last row of each only bootstraps). ``entropy_coeff`` is
     negative (PARL's sign: a bonus). ``anneal_lr`` decays the learning rate linearly to 1% of
-    ``lr`` over ``total_steps``. Evaluation runs every ``eval_every`` env steps (0: only at
-    the end), and ``target`` is the evaluation return whose first crossing is reported.
+    ``lr`` over ``total_steps``. Evaluation runs every ``eval_every`` env steps (0: never; an
+    Atari episode is a whole game), and ``target`` is the evaluation return whose first
+    crossing is reported.
     """
 
     total_steps: int = 200_000
@@ -138,18 +139,20 @@ def train(
         distributed_files=[str(HERE / "model.py")],
         seed=seed,
     )
-    eval_envs = make_vector_env(partial(make_env, env_id), EVAL_EPISODES)
+    eval_envs = make_vector_env(
+        partial(make_env, env_id), EVAL_EPISODES if settings.eval_every else 1
+    )
 
     def greedy(obs: np.ndarray) -> np.ndarray:
         return algorithm.predict(obs).numpy()
 
     evals: list[tuple[int, float]] = []
-    next_eval = [settings.eval_every or settings.total_steps]
+    next_eval = [settings.eval_every or float("inf")]
 
     def evaluate_now(learn_steps: int, env_steps: int) -> None:
         if env_steps < next_eval[0]:
             return
-        next_eval[0] += settings.eval_every or settings.total_steps
+        next_eval[0] += settings.eval_every
         result = evaluate(eval_envs, greedy, EVAL_EPISODES, seed=10_000)
         summary.add_scalars(result.metrics(), env_steps)
         evals.append((env_steps, result.mean_return))
@@ -157,7 +160,9 @@ def train(
             logger.info(f"env step {env_steps}: greedy return {result.mean_return:.1f}")
 
     run = system.train(settings.total_steps, on_learn=evaluate_now)
-    final = evaluate(eval_envs, greedy, EVAL_EPISODES, seed=10_000).mean_return
+    final = float("nan")
+    if settings.eval_every:
+        final = evaluate(eval_envs, greedy, EVAL_EPISODES, seed=10_000).mean_return
     eval_envs.close()
     parl.Agent(algorithm).save(logdir / "model.ckpt")
     summary.flush()
