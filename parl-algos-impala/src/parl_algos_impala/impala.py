@@ -9,6 +9,7 @@ from typing import Any
 
 import parl
 from parl.core.batch import (
+    BatchLike,
     as_batch_actions,
     as_batch_obs,
     as_batch_vector,
@@ -141,7 +142,7 @@ class IMPALA(parl.Algorithm):
 
     # -- acting ---------------------------------------------------------------------------
 
-    def sample(self, obs: paddle.Tensor) -> tuple[paddle.Tensor, paddle.Tensor]:
+    def sample(self, obs: BatchLike) -> tuple[paddle.Tensor, paddle.Tensor]:
         """Return ``(probs, logits)`` of the policy, ``[B, n_actions]`` each (PARL's API).
 
         The caller draws the action from ``probs`` and keeps ``logits`` as the behaviour
@@ -151,12 +152,12 @@ class IMPALA(parl.Algorithm):
             policy = Categorical(self.model.policy(to_tensor(obs, "float32")))
             return policy.probs, policy.logits
 
-    def predict(self, obs: paddle.Tensor) -> paddle.Tensor:
+    def predict(self, obs: BatchLike) -> paddle.Tensor:
         """Return the greedy actions (argmax of the logits), int64 ``[B]`` or a scalar."""
         with paddle.no_grad():
             return self.model.policy(to_tensor(obs, "float32")).argmax(axis=-1)
 
-    def value(self, obs: paddle.Tensor) -> paddle.Tensor:
+    def value(self, obs: BatchLike) -> paddle.Tensor:
         """Return state values ``[B]`` (no gradient), e.g. to bootstrap a truncation."""
         obs = to_tensor(obs, "float32")
         with paddle.no_grad():
@@ -206,11 +207,11 @@ class IMPALA(parl.Algorithm):
 
     def learn(
         self,
-        obs: paddle.Tensor,
-        actions: paddle.Tensor,
-        behaviour_logits: paddle.Tensor,
-        rewards: paddle.Tensor,
-        dones: paddle.Tensor,
+        obs: BatchLike,
+        actions: BatchLike,
+        behaviour_logits: BatchLike,
+        rewards: BatchLike,
+        dones: BatchLike,
         learning_rate: float | None = None,
         entropy_coeff: float | None = None,
     ) -> tuple[VTraceLoss, paddle.Tensor]:
