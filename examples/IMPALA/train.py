@@ -66,7 +66,7 @@ class IMPALASettings:
 
 
 DEFAULTS: dict[str, IMPALASettings] = {
-    "CartPole-v1": IMPALASettings(lr=5e-4, target=450.0),
+    "CartPole-v1": IMPALASettings(target=450.0),
     # PARL's Atari settings, scaled to a few CPUs: 42x42 frames, 50-step trajectories.
     "PongNoFrameskip-v4": IMPALASettings(
         total_steps=10_000_000,
