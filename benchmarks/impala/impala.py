@@ -112,7 +112,7 @@ def main() -> None:
         runs.append({"seed": seed, **result})
         print(seed, result["first_target_step"], result["final_eval_return"], flush=True)
     entry = {
-        "command": "python benchmarks/impala/impala.py " + " ".join(sys.argv[1:]),
+        "command": " ".join(["python benchmarks/impala/impala.py", *sys.argv[1:]]),
         "commit": commit(),
         "machine": machine(),
         "config": CONFIGS["CartPole-v1"],
