@@ -12,6 +12,7 @@ Results go to ``benchmarks/impala/throughput-<env>.md``.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import tempfile
 from pathlib import Path
@@ -25,7 +26,7 @@ HERE = Path(__file__).resolve().parent
 _example = load_example("IMPALA")
 
 
-def measure(env_id: str, actors: int, steps: int, seed: int) -> dict[str, Any]:
+def measure(env_id: str, actors: int, steps: int, seed: int, **overrides: Any) -> dict[str, Any]:
     import parl.remote
 
     with tempfile.TemporaryDirectory(prefix="impala-speed-") as logdir:
@@ -37,6 +38,7 @@ def measure(env_id: str, actors: int, steps: int, seed: int) -> dict[str, Any]:
             num_actors=actors,
             total_steps=steps,
             eval_every=0,
+            **overrides,
         )
     parl.remote.disconnect()  # the next configuration gets a cluster of its own size
     return result
@@ -48,10 +50,20 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=30_000)
     parser.add_argument("--actors", nargs="+", type=int, default=[0, 1, 2, 4])
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--envs-per-actor", type=int, help="override the example's setting")
+    parser.add_argument("--batches-per-learn", type=int, help="override the example's setting")
     args = parser.parse_args()
+    overrides = {
+        key: value
+        for key, value in {
+            "envs_per_actor": args.envs_per_actor,
+            "batches_per_learn": args.batches_per_learn,
+        }.items()
+        if value is not None
+    }
     results = {}
     for actors in args.actors:
-        results[actors] = measure(args.env, actors, args.steps, args.seed)
+        results[actors] = measure(args.env, actors, args.steps, args.seed, **overrides)
         print(actors, f"{results[actors]['sps']:.0f}", flush=True)
     base = results.get(0)
     rows = []
@@ -78,7 +90,8 @@ def main() -> None:
         ],
         rows,
     )
-    settings = _example.DEFAULTS.get(args.env, _example.IMPALASettings())
+    defaults = _example.DEFAULTS.get(args.env, _example.IMPALASettings())
+    settings = dataclasses.replace(defaults, **overrides)
     out = HERE / f"throughput-{args.env}.md"
     out.write_text(
         header(f"IMPALA throughput on {args.env}")
