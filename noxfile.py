@@ -28,7 +28,14 @@ nox.options.sessions = [
 ]
 
 ROOT = Path(__file__).parent
-PACKAGES = ["parl-core", "parl-utils", "parl-remote", "parl-algos-pg", "parl-algos-dqn"]
+PACKAGES = [
+    "parl-core",
+    "parl-utils",
+    "parl-remote",
+    "parl-algos-pg",
+    "parl-algos-dqn",
+    "parl-algos-impala",
+]
 # Released together and pinned to each other; the rest are plugins.
 NAMESPACE_OWNER = "parl-core"
 EDITABLE = ["-e", "./parl-core[paddle,testing]", *[x for p in PACKAGES[1:] for x in ("-e", p)]]
@@ -92,7 +99,15 @@ def lint(session: nox.Session) -> None:
 def typecheck(session: nox.Session) -> None:
     """Type-check every package with mypy (by module: parl's portions live in several roots)."""
     install_workspace(session, "mypy>=1.10")
-    packages = ["parl", "parl.utils", "parl.env", "parl.remote", "parl_algos_pg", "parl_algos_dqn"]
+    packages = [
+        "parl",
+        "parl.utils",
+        "parl.env",
+        "parl.remote",
+        "parl_algos_pg",
+        "parl_algos_dqn",
+        "parl_algos_impala",
+    ]
     session.run("mypy", *(arg for package in packages for arg in ("-p", package)))
 
 
@@ -162,13 +177,27 @@ EXAMPLE_RUNS = [
     ["examples/DQN/train.py", "--total-steps", "600"],
     ["examples/PPO/train.py", "--env", "CartPole-v1", "--total-steps", "1024", "--quiet"],
     ["examples/PPO/train.py", "--env", "Pendulum-v1", "--total-steps", "1024", "--quiet"],
+    ["examples/IMPALA/train.py", "--num-actors", "2", "--total-steps", "1000", "--quiet"],
+    # Atari in the learner's process: wrap_deepmind and the CNN, without a cluster's start-up.
+    [
+        "examples/IMPALA/train.py",
+        "--env",
+        "PongNoFrameskip-v4",
+        "--num-actors",
+        "0",
+        "--envs-per-actor",
+        "1",
+        "--total-steps",
+        "100",
+        "--quiet",
+    ],
 ]
 
 
 @nox.session
 def examples(session: nox.Session) -> None:
     """Run every example end to end with a tiny budget."""
-    install_workspace(session)
+    install_workspace(session, "-e", "./parl-utils[atari]")
     logdir = Path(session.create_tmp()) / "runs"
     for run in EXAMPLE_RUNS:
         session.run("python", *run, "--logdir", str(logdir / Path(run[0]).parent.name))
@@ -196,5 +225,5 @@ def docs(session: nox.Session) -> None:
 @nox.session(default=False)
 def bench(session: nox.Session) -> None:
     """Run a benchmark: ``nox -s bench -- <ALGO> <ENV> [--seeds 0 1 2]`` (see benchmarks/)."""
-    install_workspace(session)
+    install_workspace(session, "matplotlib>=3.8", "-e", "./parl-utils[atari]")
     session.run("python", "benchmarks/run.py", *session.posargs, env={"PYTHONHASHSEED": "0"})

@@ -1,0 +1,105 @@
+"""Actor-critic models for IMPALA (an MLP, a small CNN for Atari) and the env they act in.
+
+The actors build their env and model with :func:`make_env` and :func:`make_model`; this file is
+shipped to their jobs (``distributed_files``), so the functions are found there by name.
+"""
+
+from __future__ import annotations
+
+import parl
+
+import gymnasium as gym
+import numpy as np
+import paddle
+
+
+class MLPModel(parl.Model):
+    """``policy(obs)`` → logits ``[B, act_dim]``; ``value(obs)`` → ``[B]``; one shared torso.
+
+    Args:
+        obs_dim: observation size.
+        act_dim: number of discrete actions.
+        hidden_size: width of the two hidden layers.
+    """
+
+    def __init__(self, obs_dim: int, act_dim: int, hidden_size: int = 64) -> None:
+        super().__init__()
+        self.torso = paddle.nn.Sequential(
+            paddle.nn.Linear(obs_dim, hidden_size),
+            paddle.nn.Tanh(),
+            paddle.nn.Linear(hidden_size, hidden_size),
+            paddle.nn.Tanh(),
+        )
+        self.policy_head = paddle.nn.Linear(hidden_size, act_dim)
+        self.value_head = paddle.nn.Linear(hidden_size, 1)
+
+    def policy(self, obs: paddle.Tensor) -> paddle.Tensor:
+        """Action logits."""
+        return self.policy_head(self.torso(obs))
+
+    def value(self, obs: paddle.Tensor) -> paddle.Tensor:
+        """State values."""
+        return self.value_head(self.torso(obs)).squeeze(-1)
+
+
+class AtariModel(parl.Model):
+    """PARL's IMPALA Atari network, for stacked ``[4, 42, 42]`` uint8 frames (NCHW).
+
+    Three convolutions and one hidden layer shared by the policy and value heads.
+
+    Args:
+        act_dim: number of discrete actions.
+    """
+
+    def __init__(self, act_dim: int) -> None:
+        super().__init__()
+        self.conv = paddle.nn.Sequential(
+            paddle.nn.Conv2D(4, 32, 5, stride=1, padding=2),
+            paddle.nn.ReLU(),
+            paddle.nn.MaxPool2D(2),
+            paddle.nn.Conv2D(32, 32, 5, stride=1, padding=2),
+            paddle.nn.ReLU(),
+            paddle.nn.MaxPool2D(2),
+            paddle.nn.Conv2D(32, 64, 4, stride=1, padding=1),
+            paddle.nn.ReLU(),
+            paddle.nn.MaxPool2D(2),
+            paddle.nn.Flatten(),
+            paddle.nn.Linear(64 * 4 * 4, 256),
+            paddle.nn.ReLU(),
+        )
+        self.policy_head = paddle.nn.Linear(256, act_dim)
+        self.value_head = paddle.nn.Linear(256, 1)
+
+    def policy(self, obs: paddle.Tensor) -> paddle.Tensor:
+        """Action logits."""
+        return self.policy_head(self.conv(obs / 255.0))
+
+    def value(self, obs: paddle.Tensor) -> paddle.Tensor:
+        """State values."""
+        return self.value_head(self.conv(obs / 255.0)).squeeze(-1)
+
+
+def is_atari(env_id: str) -> bool:
+    return "NoFrameskip" in env_id or env_id.startswith("ALE/")
+
+
+def make_env(env_id: str) -> gym.Env:
+    """One env; Atari goes through ``parl.env.wrap_deepmind`` (42x42 frames, NCHW)."""
+    if not is_atari(env_id):
+        return gym.wrappers.RecordEpisodeStatistics(gym.make(env_id))
+    from parl.env.atari_wrappers import wrap_deepmind
+
+    import ale_py
+
+    gym.register_envs(ale_py)
+    # wrap_deepmind speaks PARL 2.x's old gym API outermost; vector envs need the gymnasium
+    # env inside it.
+    return wrap_deepmind(gym.make(env_id), dim=42, obs_format="NCHW").env
+
+
+def make_model(env_id: str) -> parl.Model:
+    env = make_env(env_id)
+    act_dim = int(env.action_space.n)
+    if is_atari(env_id):
+        return AtariModel(act_dim)
+    return MLPModel(int(np.prod(env.observation_space.shape)), act_dim)

@@ -1,0 +1,168 @@
+"""The actor-learner system with real xparl processes on an embedded cluster (127.0.0.1)."""
+
+from __future__ import annotations
+
+import csv
+import os
+import signal
+import sys
+import threading
+import time
+
+import parl
+import parl.remote
+from parl.testing import IdentityEnv, identity_score
+from parl.utils import summary
+
+import cloudpickle
+import gymnasium as gym
+import numpy as np
+import paddle
+import psutil
+import pytest
+
+from parl_algos_impala import IMPALA
+from parl_algos_impala.harness import METRICS, ActorLearner, RolloutActor
+
+# The actors build their model and env from this module's functions: send them by value, as
+# cloudpickle does for a script's own functions (this test module is not importable there).
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+FAST_ENV = {
+    "XPARL_HEARTBEAT_INTERVAL": "0.1",
+    "XPARL_HEARTBEAT_TIMEOUT": "2.5",
+    "XPARL_CONNECT_TIMEOUT": "5",
+    "XPARL_RESOURCE_TIMEOUT": "20",
+    "XPARL_HOST": "127.0.0.1",
+}
+STEPS = 5
+
+
+class LinearActorCritic(parl.Model):
+    def __init__(self) -> None:
+        super().__init__()
+        self.pi = paddle.nn.Linear(4, 4)
+        self.v = paddle.nn.Linear(4, 1)
+
+    def policy(self, obs):
+        return self.pi(obs)
+
+    def value(self, obs):
+        return self.v(obs)
+
+
+def make_env() -> gym.Env:
+    return IdentityEnv(4, episode_length=10)
+
+
+def gone(pids) -> bool:
+    for pid in pids:
+        try:
+            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                return False
+        except psutil.NoSuchProcess:
+            continue
+    return True
+
+
+def alive(pids) -> list[tuple[int, str]]:
+    found = []
+    for pid in pids:
+        try:
+            found.append((pid, psutil.Process(pid).status()))
+        except psutil.NoSuchProcess:
+            continue
+    return found
+
+
+def wait_for(predicate, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        threading.Event().wait(0.05)
+
+
+@pytest.fixture
+def embedded(tmp_path, monkeypatch):
+    """Short xparl timeouts; the embedded cluster the harness starts is stopped afterwards."""
+    for key, value in FAST_ENV.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("XPARL_HOME", str(tmp_path / "xparl"))
+    summary.set_logdir(tmp_path / "metrics")
+    yield tmp_path
+    parl.remote.disconnect()
+
+
+def make_system(**options) -> ActorLearner:
+    parl.set_seed(0)
+    algorithm = IMPALA(LinearActorCritic(), STEPS, initial_lr=0.05)
+    settings = {"num_actors": 2, "envs_per_actor": 8, "log_every": 1, "seed": 0, **options}
+    return ActorLearner(algorithm, make_env, LinearActorCritic, **settings)
+
+
+class Enough(Exception):
+    """Raised by the test's callback: the learner fails, and must take its actors down."""
+
+
+@pytest.mark.slow
+def test_remote_actors_learn_survive_a_kill_and_stop_with_the_learner(embedded):
+    # One cluster start for three properties (each job imports paddle: seconds on 2 cores).
+    system = make_system()
+    killed: list[int] = []
+
+    def kill_one_then_go_on(learn_steps: int, env_steps: int) -> None:
+        if not killed and len(system.contributors) == 2:
+            killed.append(system.actor_pids[0])
+            os.kill(killed[0], signal.SIGKILL)
+        # Go on until the replacement has sent batches too (bounded: fail after 3000 steps).
+        if (len(system.contributors) == 3 and env_steps >= 4000) or learn_steps >= 3000:
+            raise Enough(f"after {learn_steps} learn steps")
+
+    before = identity_score(system.algorithm.predict, make_env())
+    with pytest.raises(Enough):
+        system.train(10**9, on_learn=kill_one_then_go_on)
+    pids = system.contributors
+    wait_for(lambda: gone(pids), 10, f"the actors to exit once the learner failed {alive(pids)}")
+    after = identity_score(system.algorithm.predict, make_env())
+    assert before < 0.9 and after >= 0.95, (before, after)
+    assert killed and system.replaced == 1, "the killed actor was not replaced"
+    assert len(pids) == 3 and os.getpid() not in pids, "2 actors and 1 replacement sent batches"
+    summary.flush()
+    with (embedded / "metrics" / "metrics.csv").open() as handle:
+        tags = {row[1] for row in csv.reader(handle)}
+    assert set(METRICS) <= tags, set(METRICS) - tags
+
+
+def test_single_process_baseline_learns_without_a_cluster():
+    system = make_system(num_actors=0)
+    result = system.train(3000)
+    assert result.env_steps >= 3000 and result.utilisation > 0
+    assert identity_score(system.algorithm.predict, make_env()) >= 0.95
+    assert parl.remote.client._client is None, "no cluster was needed"
+
+
+def test_trajectories_are_whole_rows_with_a_bootstrap_row():
+    def short_episodes() -> gym.Env:
+        return gym.wrappers.TimeLimit(IdentityEnv(4, episode_length=100), max_episode_steps=3)
+
+    actor = RolloutActor(short_episodes, LinearActorCritic, 2, 4, seed=0)
+    first = actor.sample(LinearActorCritic().get_weights(), 7)
+    second = actor.sample(None, 8)
+    assert first.obs.shape == (8, 4) and first.logits.shape == (8, 4)
+    assert first.env_steps == 6 and first.version == 7 and second.version == 7
+    last_rows = [3, 7]  # T = 4 rows per env, the last one bootstraps
+    assert not first.dones[last_rows].any() and not first.rewards[last_rows].any()
+    np.testing.assert_array_equal(second.obs[[0, 4]], first.obs[last_rows])
+    both = [first, second]
+    assert sum(t.truncated.sum() for t in both) == sum(len(t.final_obs) for t in both) >= 2
+    for t in both:
+        assert (t.dones >= t.truncated).all()
+
+
+def test_bad_arguments_are_named():
+    alg = IMPALA(LinearActorCritic(), STEPS)
+    with pytest.raises(ValueError, match="num_actors must be an integer >= 0"):
+        ActorLearner(alg, make_env, LinearActorCritic, num_actors=-1)
+    with pytest.raises(TypeError, match="trains an IMPALA"):
+        ActorLearner(object(), make_env, LinearActorCritic)  # type: ignore[arg-type]
