@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from parl.remote import protocol as P
+from parl.remote.backends import shadowing_attributes
 from parl.remote.config import Limits, Timeouts
 from parl.remote.exceptions import DeserializeError, SerializeError
 from parl.remote.files import unpack_files
@@ -283,7 +284,8 @@ class Job:
             traceback.print_exc()
             self._reply(identity, seq, P.REPLY_ERROR, error_frames("user", exc, skip_frames=1))
             self.exit(1)
-        self._reply(identity, seq, P.REPLY_OK, [])
+        shadowed = shadowing_attributes(self.instance)
+        self._reply(identity, seq, P.REPLY_OK, [P.encode({"shadowed": shadowed})])
 
     def _call(self, identity: bytes, seq: bytes, frames: list[Any]) -> None:
         name = _name(frames)
