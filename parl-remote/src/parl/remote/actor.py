@@ -234,12 +234,6 @@ def remote_class(cls: Any = None, **options: Any) -> Any:
         or not call_timeout > 0
     ):
         raise ValueError(f"call_timeout={call_timeout!r} must be a positive number of seconds")
-    settings = {
-        "max_memory": max_memory,
-        "wait": wait,
-        "n_gpu": n_gpu,
-        "call_timeout": call_timeout,
-    }
 
     def decorate(target: Any) -> Any:
         if not inspect.isclass(target):
@@ -254,7 +248,7 @@ def remote_class(cls: Any = None, **options: Any) -> Any:
             "__qualname__": target.__qualname__,
             "__doc__": target.__doc__,
             "_original": target,
-            "_xparl_spec": ActorSpec(target, **settings),
+            "_xparl_spec": ActorSpec(target, n_gpu, max_memory, wait, call_timeout),
         }
         for klass in reversed(target.__mro__[:-1]):
             for name, value in vars(klass).items():

@@ -240,9 +240,9 @@ class RayBackend(Backend):
         # Ray's dual RayTaskError(Type) keeps the formatted remote traceback only as its text.
         text = str(getattr(exc, "traceback_str", "") or exc)
         if not isinstance(cause, Exception):
-            error = RemoteError(f"the actor raised an error that cannot be rebuilt here: {exc}")
-            error.remote_traceback = text
-            return error
+            unknown = RemoteError(f"the actor raised an error that cannot be rebuilt here: {exc}")
+            unknown.remote_traceback = text
+            return unknown
         error = as_remote(cause, text)
         error.__cause__ = RemoteTraceback(text)
         return error
