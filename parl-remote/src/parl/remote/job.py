@@ -28,7 +28,7 @@ from parl.remote import protocol as P
 from parl.remote.backends import shadowing_attributes
 from parl.remote.config import Limits, Timeouts
 from parl.remote.exceptions import DeserializeError, SerializeError
-from parl.remote.files import unpack_files
+from parl.remote.files import unpack_files, write_files
 from parl.remote.memory import MemoryLimit
 from parl.remote.processes import end_own_group
 from parl.remote.security import Mode, Security
@@ -259,7 +259,7 @@ class Job:
         sys.path.insert(0, os.getcwd())
         print(f"[xparl] job {self.job_id} hosts an actor of class {name}", flush=True)
         try:
-            _write_files(files, Path.cwd())
+            write_files(files, Path.cwd())
             cls = loads([frames[6]], f"the class {name}")
             args, kwargs = loads(frames[7:], f"the arguments of {name}()")
         except OSError as exc:
@@ -384,15 +384,6 @@ def _name(frames: list[Any]) -> str:
     if len(frames) < 4 or len(frames[3].bytes) > 1024:
         raise P.BadMessage("the operation names an attribute of at most 1024 bytes")
     return str(frames[3].bytes.decode())
-
-
-def _write_files(files: list[tuple[str, bytes]], root: Path) -> None:
-    for relative, content in files:
-        target = root / relative
-        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(content)
 
 
 def main(argv: list[str] | None = None) -> None:

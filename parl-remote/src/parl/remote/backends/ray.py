@@ -10,11 +10,16 @@ Each actor is a Ray actor of :class:`_Host` with one CPU (as on xparl) and ``n_g
 class xparl sends, serves calls and attribute reads and writes, and enforces ``max_memory`` the
 way an xparl job does: past the limit it records why and exits, and the caller gets
 :class:`~parl.remote.MemoryLimitError`. The files xparl ships to its jobs (the script's Python
-files and ``distributed_files``) become the actors' Ray ``runtime_env`` ``working_dir``.
+files and ``distributed_files``) go into Ray's object store once per connection; each actor
+writes them to its own working directory, first on ``sys.path``, as an xparl job does. (Ray's
+``runtime_env`` ``working_dir`` takes a local folder only for a whole job, at ``ray.init``, so
+it cannot serve a Ray this process did not start; give ``ray.init(runtime_env=...)`` yourself
+for conda or pip environments.)
 """
 
 from __future__ import annotations
 
+import atexit
 import concurrent.futures
 import contextlib
 import os
@@ -47,7 +52,7 @@ from parl.remote.exceptions import (
     ResourceError,
     as_remote,
 )
-from parl.remote.files import collect_files
+from parl.remote.files import collect_files, write_files
 from parl.remote.memory import MemoryLimit
 from parl.remote.serialization import loads
 
@@ -83,13 +88,21 @@ class _Host:
         max_memory: float | None,
         token: str,
         check_interval: float,
+        files: dict[str, bytes],
     ) -> None:
-        # As in an xparl job: modules that define remote classes import them as plain classes.
+        # As in an xparl job: modules that define remote classes import them as plain classes,
+        # and the shipped files are the working directory, first on sys.path.
         os.environ["XPARL"] = "True"
         self.instance: Any = None
         self.init_error: BaseException | None = None
         limit = MemoryLimit(max_memory, f"(Ray) {token[:12]}") if max_memory else None
         try:
+            if files:
+                folder = Path(tempfile.mkdtemp(prefix="parl-actor-"))
+                atexit.register(shutil.rmtree, folder, ignore_errors=True)
+                write_files(files.items(), folder)
+                os.chdir(folder)
+                sys.path.insert(0, str(folder))
             cls = loads(class_frames, "the actor's class")
             self.instance = cls(*args, **kwargs)
         except Exception as exc:  # reported by ready(), where the caller waits for it
@@ -124,6 +137,8 @@ class _Host:
         return os.getpid()
 
     def _lookup(self, name: str) -> Any:
+        if self.init_error is not None:
+            raise self.init_error
         try:
             return getattr(self.instance, name)
         except AttributeError as exc:
@@ -136,6 +151,8 @@ class _Host:
         return self._lookup(name)
 
     def set(self, name: str, value: Any) -> None:
+        if self.init_error is not None:
+            raise self.init_error
         setattr(self.instance, name, value)
 
 
@@ -158,13 +175,12 @@ class RayBackend(Backend):
 
     scheme = "ray"
 
-    def __init__(self, ray: Any, owned: bool, files_dir: Path | None, shipped: set[str]) -> None:
+    def __init__(self, ray: Any, owned: bool, files: dict[str, bytes]) -> None:
         self.ray = ray
         self.owned = owned
-        self.files_dir = files_dir
-        self.shipped = shipped
+        self.shipped = set(files)
+        self.files = ray.put(files)  # once per connection; every actor reads it from the store
         self.timeouts = Timeouts()
-        self.runtime_env = {"working_dir": str(files_dir)} if files_dir is not None else None
         self.host = ray.remote(_Host)
         self.refs: weakref.WeakSet[RayActorRef] = weakref.WeakSet()
         self.lock = threading.Lock()
@@ -201,14 +217,7 @@ class RayBackend(Backend):
             except (ConnectionError, RuntimeError) as exc:
                 where = target or "a local Ray"
                 raise ConnectError(f"cannot connect to Ray at {where}: {exc}") from exc
-        files_dir = None
-        if files:
-            files_dir = Path(tempfile.mkdtemp(prefix="parl-ray-files-"))
-            for name, data in files.items():
-                path = files_dir / name
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(data)
-        return cls(ray, owned, files_dir, set(files))
+        return cls(ray, owned, files)
 
     # ------------------------------------------------------------------ errors
     def _resolve(self, ref: RayActorRef, pending: Any, what: str, timeout: float | None) -> Any:
@@ -270,12 +279,10 @@ class RayBackend(Backend):
     ) -> RayActorRef:
         frames = [bytes(f) for f in pickle_class(spec.cls, self.shipped)]
         options: dict[str, Any] = {"num_cpus": 1, "num_gpus": spec.n_gpu, "max_restarts": 0}
-        if self.runtime_env is not None:
-            options["runtime_env"] = self.runtime_env
         token = uuid.uuid4().hex
         interval = self.timeouts.memory_check_interval
         handle = self.host.options(**options).remote(
-            frames, args, kwargs, spec.max_memory, token, interval
+            frames, args, kwargs, spec.max_memory, token, interval, self.files
         )
         ref = RayActorRef(spec, handle, token)
         with self.lock:
@@ -347,5 +354,3 @@ class RayBackend(Backend):
             self.release(ref)
         if self.owned and self.ray.is_initialized():
             self.ray.shutdown()
-        if self.files_dir is not None:
-            shutil.rmtree(self.files_dir, ignore_errors=True)
