@@ -469,6 +469,7 @@ class ActorChannel:
         self.verified = False
         self.initialised = False  # set once INIT succeeded: later failures are the actor's
         self.shadowed: list[str] = []  # instance attributes that shadow a method (from INIT)
+        self.peer_gone = False  # the connection to the job dropped
         self.seq = 0
         timeouts = client.timeouts
         self.socket = client.context.socket(zmq.DEALER)
@@ -564,11 +565,11 @@ class ActorChannel:
             self._died({"reason": notice[0], "message": notice[1]})
         elif problem is not None:
             self._died({"reason": "refused", "message": f"{self.describe()} refused: {problem}"})
-        elif disconnected:
+        elif disconnected or self.peer_gone:
+            # A job may answer and then exit (a failed constructor): read what it sent first.
+            self.peer_gone = True
             if self.socket.poll(_DISCONNECT_GRACE_MS):
-                reply = self.socket.recv_multipart()
-                if len(reply) > 2 and reply[1] == P.REPLY_DIED:
-                    self._died(P.decode(reply[2]))
+                return
             if self.dead is None:
                 self._died(
                     {

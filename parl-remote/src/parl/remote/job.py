@@ -370,6 +370,12 @@ class Job:
         with self.lock:
             self.socket.close(linger=500)
             self.worker.close(linger=500)
+        if code != 0:
+            # The error reply just queued (a failed constructor's) must leave before os._exit:
+            # terminating the context waits for it, up to the linger time.
+            flusher = threading.Thread(target=self.context.term, daemon=True)
+            flusher.start()
+            flusher.join(0.5)
         os._exit(code)
 
 
