@@ -165,6 +165,7 @@ class RayActorRef(ActorRef):
         self.handle = handle
         self.token = token
         self.released = False
+        self.remote_call = handle.call.remote  # Ray builds a method object per lookup: keep one
 
     def describe(self) -> str:
         return f"actor {self.spec.name} (Ray actor {self.handle._actor_id.hex()[:12]})"
@@ -311,13 +312,13 @@ class RayBackend(Backend):
     def call(
         self, ref: RayActorRef, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Any:
-        pending = ref.handle.call.remote(name, *args, **kwargs)
+        pending = ref.remote_call(name, *args, **kwargs) if kwargs else ref.remote_call(name, *args)
         return self._resolve(ref, pending, f"`{name}`", ref.spec.call_timeout)
 
     def submit(
         self, ref: RayActorRef, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> concurrent.futures.Future[Any]:
-        pending = ref.handle.call.remote(name, *args, **kwargs)
+        pending = ref.remote_call(name, *args, **kwargs)
         result: concurrent.futures.Future[Any] = concurrent.futures.Future()
 
         def settle(done: concurrent.futures.Future[Any]) -> None:
