@@ -110,7 +110,6 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # Ray on 127.0.0.1
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    os.environ.setdefault("RAY_agent_register_timeout_ms", "60000")
 
     import parl
     import parl.remote

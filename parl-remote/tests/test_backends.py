@@ -38,9 +38,6 @@ def local_ray() -> Iterator[str]:
     """A local Ray for the whole session: 4 CPUs and 1 (declared) GPU, bound to 127.0.0.1."""
     os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # before Ray is imported
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    # The raylet waits this long for its agents (Python processes importing Ray): on a loaded
-    # 2-core machine the default (10 s) runs out.
-    os.environ.setdefault("RAY_agent_register_timeout_ms", "60000")
     ray = pytest.importorskip("ray", reason="the Ray backend's tests need parl-remote[ray]")
     for attempt in range(2):
         try:
