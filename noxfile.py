@@ -50,7 +50,8 @@ def install_workspace(session: nox.Session, *extra: str) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """Run every package's test suite against editable installs of the workspace."""
-    install_workspace(session, "pytest>=8", "-e", "./parl-utils[atari]")
+    # parl-remote[ray]: the backend suite runs every remote semantic on a local Ray too.
+    install_workspace(session, "pytest>=8", "-e", "./parl-utils[atari]", "-e", "./parl-remote[ray]")
     paths = session.posargs or [f"{p}/tests" for p in PACKAGES]
     skip = [] if session.posargs else [f"--ignore={BROWSER_TEST}"]  # `browser` runs it
     session.run("pytest", "--durations=15", *skip, *paths, env={"PYTHONHASHSEED": "0"})

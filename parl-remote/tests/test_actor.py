@@ -9,8 +9,6 @@ import time
 import parl
 from parl.remote import (
     DeserializeError,
-    FutureGetRepeatedlyError,
-    FutureObjectEmpty,
     RemoteAttributeError,
     RemoteError,
     RemoteTraceback,
@@ -136,37 +134,6 @@ def test_arrays_round_trip(connected: object, size: int) -> None:
     assert back["x"].dtype == np.float32
     assert back["x"].flags.writeable
     back["x"][0] = 1.0  # writable, no copy needed
-
-
-def test_future_mode(connected: object) -> None:
-    @parl.remote_class(wait=False)
-    class Slow:
-        def __init__(self) -> None:
-            self.value = 7
-
-        def sleep(self, seconds: float) -> float:
-            time.sleep(seconds)
-            return seconds
-
-        def fail(self) -> None:
-            raise KeyError("nope")
-
-    actor = Slow()  # returns at once
-    first = actor.sleep(0.5)
-    assert first.empty()
-    with pytest.raises(FutureObjectEmpty):
-        first.get_nowait()
-    with pytest.raises(FutureObjectEmpty):
-        first.get(timeout=0.01)
-    assert first.get(timeout=10) == 0.5
-    with pytest.raises(FutureGetRepeatedlyError):
-        first.get()
-    failing = actor.fail()
-    with pytest.raises(KeyError):
-        failing.get(timeout=10)
-    assert actor.value == 7
-    futures = [actor.sleep(0.01) for _ in range(5)]
-    assert [f.get(timeout=10) for f in futures] == [0.01] * 5
 
 
 def test_gil_demo_runs_actors_in_parallel(connected: object) -> None:

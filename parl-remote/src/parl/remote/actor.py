@@ -1,24 +1,23 @@
-"""``@parl.remote_class``: turn a class into a proxy whose instances live in xparl jobs."""
+"""``@parl.remote_class``: turn a class into a proxy whose instances are actors run by the
+connected backend (xparl jobs, Ray actors, or a plugin's)."""
 
 from __future__ import annotations
 
 import concurrent.futures
 import inspect
 import os
-import sys
-import sysconfig
+import types
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar, overload
 
-from parl.remote import protocol as P
-from parl.remote.client import ActorChannel, get_client
+from parl.remote.backends import ActorRef, ActorSpec, Backend
+from parl.remote.client import current_backend
 from parl.remote.exceptions import (
+    FutureFunctionError,
     FutureGetRepeatedlyError,
     FutureObjectEmpty,
+    as_remote,
 )
-from parl.remote.serialization import dumps, loads
-
-import cloudpickle
 
 __all__ = ["Future", "RemoteActor", "actor_id", "remote_class"]
 
@@ -30,7 +29,9 @@ _RESERVED_PREFIX = "_xparl"
 class Future(Generic[T]):
     """The pending result of a call on a ``wait=False`` actor.
 
-    ``get`` returns the result (or raises the call's exception) exactly once.
+    ``get`` returns the result (or raises the call's exception) exactly once. A failed call
+    raises a :class:`~parl.remote.FutureFunctionError` that is also of the original type
+    (``except KeyError`` and PARL 2.x's ``except FutureFunctionError`` both catch it).
     """
 
     def __init__(self, inner: concurrent.futures.Future[T], what: str) -> None:
@@ -48,6 +49,7 @@ class Future(Generic[T]):
         Raises:
             FutureObjectEmpty: The result is not ready in time (call ``get`` again later).
             FutureGetRepeatedlyError: ``get`` already returned or raised for this future.
+            FutureFunctionError: The call failed (also an instance of the error's own type).
         """
         if self._taken:
             raise FutureGetRepeatedlyError(
@@ -61,7 +63,11 @@ class Future(Generic[T]):
                 + (f" after {timeout:g} s" if block and timeout is not None else "")
             )
         self._taken = True
-        return self._inner.result()
+        error = self._inner.exception()
+        if error is None:
+            return self._inner.result()
+        failed = as_remote(error, flavor=FutureFunctionError)
+        raise failed from failed.__cause__
 
     def get_nowait(self) -> T:
         """Return the result if ready, else raise :class:`FutureObjectEmpty`."""
@@ -72,160 +78,86 @@ class Future(Generic[T]):
         return not self._inner.done()
 
 
+class _RemoteMethod:
+    """A method of the proxy class: a remote call, unless the actor has an instance attribute
+    of the same name (Python's precedence: then it reads that attribute)."""
+
+    def __init__(self, name: str, doc: str | None, wait: bool) -> None:
+        self.name = name
+        self.__doc__ = doc
+        self.wait = wait
+
+    def __get__(self, actor: RemoteActor | None, owner: type | None = None) -> Any:
+        if actor is None:
+            return self
+        ref: ActorRef = actor.__dict__["_xparl_ref"]
+        if self.name in ref.shadowed:
+            return actor._xparl_backend.get_attribute(ref, self.name)
+        return types.MethodType(self._call if self.wait else self._submit, actor)
+
+    def _call(self, actor: RemoteActor, *args: Any, **kwargs: Any) -> Any:
+        return actor._xparl_backend.call(actor.__dict__["_xparl_ref"], self.name, args, kwargs)
+
+    def _submit(self, actor: RemoteActor, *args: Any, **kwargs: Any) -> Future[Any]:
+        ref = actor.__dict__["_xparl_ref"]
+        what = f"`{self.name}` of {ref.describe()}"
+        return Future(actor._xparl_backend.submit(ref, self.name, args, kwargs), what)
+
+
 class RemoteActor:
     """Base of the proxies made by :func:`remote_class`; its instances are handles on actors.
 
     Methods of the original class become remote calls; other names read or write the remote
-    object's attributes. Deleting the last reference releases the actor and its CPU.
+    object's attributes. ``destroy()`` (or deleting the last reference) releases the actor.
     """
 
     _original: type
-    _xparl_options: dict[str, Any]
-    _xparl_blob: list[Any] | None = None
+    _xparl_spec: ActorSpec
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        cls = type(self)
         for key in kwargs:
             if key.startswith(_RESERVED_PREFIX):
                 raise ValueError(f"argument name {key!r} is reserved by xparl; rename it")
-        options = cls._xparl_options
-        object.__setattr__(self, "_xparl_channel", None)
-        object.__setattr__(self, "_xparl_executor", None)
-        client = get_client()
-        blob = cls._xparl_class_frames(client.shipped_files)
-        create = lambda: client.create_actor(  # noqa: E731
-            blob,
-            cls._original.__qualname__,
-            args,
-            kwargs,
-            options["n_gpu"],
-            options["max_memory"],
-            options["call_timeout"],
-        )
-        if options["wait"]:
-            object.__setattr__(self, "_xparl_channel", create())
-            return
-        executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="xparl-actor")
-        object.__setattr__(self, "_xparl_executor", executor)
-        object.__setattr__(self, "_xparl_created", executor.submit(create))
+        backend = current_backend()
+        object.__setattr__(self, "_xparl_backend", backend)
+        object.__setattr__(self, "_xparl_ref", ActorRef())
+        object.__setattr__(self, "_xparl_ref", backend.create_actor(self._xparl_spec, args, kwargs))
 
-    @classmethod
-    def _xparl_class_frames(cls, shipped: set[str]) -> list[Any]:
-        if cls._xparl_blob is None:
-            original = cls._original
-            module = sys.modules.get(original.__module__)
-            by_value = module is not None and not _importable_in_job(module, shipped)
-            if by_value:
-                cloudpickle.register_pickle_by_value(module)
-            try:
-                cls._xparl_blob = dumps(original, f"the class {original.__qualname__}")
-            finally:
-                if by_value:
-                    cloudpickle.unregister_pickle_by_value(module)
-        return cls._xparl_blob
+    _xparl_backend: Backend
+    _xparl_ref: Any
 
-    # ------------------------------------------------------------------ plumbing
-    def _xparl_wait_channel(self) -> ActorChannel:
-        channel = self.__dict__["_xparl_channel"]
-        if channel is None:
-            channel = self.__dict__["_xparl_created"].result()
-            object.__setattr__(self, "_xparl_channel", channel)
-        return channel
+    @property
+    def _xparl_channel(self) -> Any:
+        """The xparl channel of this actor (xparl only; waits for a ``wait=False`` actor)."""
+        wait_channel = getattr(self.__dict__["_xparl_ref"], "wait_channel", None)
+        if wait_channel is None:
+            raise AttributeError("only actors on xparl have a channel")
+        return wait_channel()
 
-    def _xparl_call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        return self._xparl_send(name, dumps((args, kwargs), f"the arguments of `{name}`"))
+    def destroy(self) -> None:
+        """Release the actor now (its process exits, its CPU/GPU returns to the cluster).
 
-    def _xparl_send(self, name: str, frames: list[Any]) -> Any:
-        what = f"`{name}`"
-        reply = self._xparl_wait_channel().request(P.OP_CALL, [name.encode(), *frames], what)
-        return loads(reply, f"the return value of {what}")
-
-    def _xparl_submit(self, fn: Callable[..., T], *args: Any) -> Any:
-        executor = self.__dict__["_xparl_executor"]
-        if executor is None:
-            return fn(*args)
-        return executor.submit(fn, *args)
+        Later calls raise :class:`~parl.remote.ActorDiedError`. Calling it again does nothing.
+        """
+        self._xparl_backend.release(self.__dict__["_xparl_ref"])
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") or name.startswith(_RESERVED_PREFIX):
             raise AttributeError(name)
-
-        def get() -> Any:
-            reply = self._xparl_wait_channel().request(P.OP_GET, [name.encode()], f"`{name}`")
-            return loads(reply, f"the attribute `{name}`")
-
-        result = self._xparl_submit(get)
-        return result.result() if isinstance(result, concurrent.futures.Future) else result
+        return self._xparl_backend.get_attribute(self.__dict__["_xparl_ref"], name)
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name.startswith(_RESERVED_PREFIX):
             raise AttributeError(f"attribute names starting with {_RESERVED_PREFIX!r} are reserved")
-        frames = dumps(value, f"the value for attribute `{name}`")
-
-        def put() -> None:
-            self._xparl_wait_channel().request(P.OP_SET, [name.encode(), *frames], f"`{name}`")
-
-        result = self._xparl_submit(put)
-        if isinstance(result, concurrent.futures.Future):
-            result.result()
+        ref = self.__dict__["_xparl_ref"]
+        self._xparl_backend.set_attribute(ref, name, value)
+        if isinstance(getattr(type(self), name, None), _RemoteMethod):
+            ref.shadowed.add(name)
 
     def __repr__(self) -> str:
-        channel = self.__dict__.get("_xparl_channel")
-        where = f"job {channel.job_id}" if channel is not None else "being created"
-        return f"<remote {type(self)._original.__qualname__} actor, {where}>"
-
-    def __del__(self) -> None:
-        executor = self.__dict__.get("_xparl_executor")
-        if executor is not None:
-            try:
-                executor.submit(self._xparl_release_created)
-                executor.shutdown(wait=False)
-            except RuntimeError:  # the interpreter is exiting: release what was created
-                self._xparl_release_created()
-            return
-        channel = self.__dict__.get("_xparl_channel")
-        if channel is not None:
-            channel.close()
-
-    def _xparl_release_created(self) -> None:
-        created = self.__dict__["_xparl_created"]
-        if created.done() and created.exception() is None:
-            created.result().close()
-
-
-def _make_method(name: str, doc: str | None, wait: bool) -> Callable[..., Any]:
-    if wait:
-
-        def method(self: RemoteActor, *args: Any, **kwargs: Any) -> Any:
-            return self._xparl_call(name, args, kwargs)
-
-    else:
-
-        def method(self: RemoteActor, *args: Any, **kwargs: Any) -> Any:
-            what = f"`{name}` of actor {type(self)._original.__qualname__}"
-            frames = dumps((args, kwargs), f"the arguments of {what}")
-            inner = self.__dict__["_xparl_executor"].submit(self._xparl_send, name, frames)
-            return Future(inner, what)
-
-    method.__name__ = name
-    method.__doc__ = doc
-    return method
-
-
-def _importable_in_job(module: Any, shipped: set[str]) -> bool:
-    """True when a job can import ``module`` itself (installed, or among the shipped files)."""
-    if module.__name__ == "__main__":
-        return False
-    file = getattr(module, "__file__", None)
-    if file is None:
-        return True
-    path = os.path.abspath(file)
-    paths = sysconfig.get_paths()
-    installed_roots = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
-    if any(path.startswith(os.path.abspath(root) + os.sep) for root in installed_roots):
-        return True
-    relative = module.__name__.replace(".", "/")
-    return f"{relative}.py" in shipped or f"{relative}/__init__.py" in shipped
+        ref = self.__dict__.get("_xparl_ref")
+        where = ref.describe() if ref is not None else "not created"
+        return f"<remote {type(self)._original.__qualname__}: {where}>"
 
 
 def _is_method(value: Any) -> bool:
@@ -302,12 +234,6 @@ def remote_class(cls: Any = None, **options: Any) -> Any:
         or not call_timeout > 0
     ):
         raise ValueError(f"call_timeout={call_timeout!r} must be a positive number of seconds")
-    settings = {
-        "max_memory": max_memory,
-        "wait": wait,
-        "n_gpu": n_gpu,
-        "call_timeout": call_timeout,
-    }
 
     def decorate(target: Any) -> Any:
         if not inspect.isclass(target):
@@ -322,8 +248,7 @@ def remote_class(cls: Any = None, **options: Any) -> Any:
             "__qualname__": target.__qualname__,
             "__doc__": target.__doc__,
             "_original": target,
-            "_xparl_options": settings,
-            "_xparl_blob": None,
+            "_xparl_spec": ActorSpec(target, n_gpu, max_memory, wait, call_timeout),
         }
         for klass in reversed(target.__mro__[:-1]):
             for name, value in vars(klass).items():
@@ -333,7 +258,7 @@ def remote_class(cls: Any = None, **options: Any) -> Any:
                         "are reserved by xparl; rename it"
                     )
                 if _is_method(value) and (not name.startswith("__") or name == "__call__"):
-                    namespace[name] = _make_method(name, getattr(value, "__doc__", None), wait)
+                    namespace[name] = _RemoteMethod(name, getattr(value, "__doc__", None), wait)
         return type(target.__name__, (RemoteActor,), namespace)
 
     if cls is not None:
@@ -342,7 +267,8 @@ def remote_class(cls: Any = None, **options: Any) -> Any:
 
 
 def actor_id(actor: Any) -> str:
-    """The job id of an actor (its log name for ``xparl logs``); waits for a future-mode actor."""
+    """The job id of an xparl actor (its log name for ``xparl logs``); waits for a future-mode
+    actor."""
     if not isinstance(actor, RemoteActor):
         raise TypeError(f"expected an instance of a @parl.remote_class class, got {actor!r}")
-    return actor._xparl_wait_channel().job_id
+    return str(actor._xparl_channel.job_id)

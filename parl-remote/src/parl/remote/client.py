@@ -38,6 +38,7 @@ from parl.remote.exceptions import (
     ResourceError,
     SerializeError,
     VersionMismatchError,
+    as_remote,
 )
 from parl.remote.files import collect_files, pack_files
 from parl.remote.security import SECRET_ENV, Security
@@ -46,9 +47,19 @@ from parl.remote.serialization import dumps
 import zmq
 
 if TYPE_CHECKING:
+    from parl.remote.backends import Backend
     from parl.remote.cluster import LocalCluster
 
-__all__ = ["ActorChannel", "Client", "connect", "disconnect", "get_client"]
+__all__ = [
+    "ActorChannel",
+    "Client",
+    "connect",
+    "connect_xparl",
+    "current_backend",
+    "disconnect",
+    "disconnect_xparl",
+    "get_client",
+]
 
 logger = logging.getLogger("parl.remote.client")
 
@@ -374,7 +385,10 @@ class Client:
             try:
                 channel.verify()
                 init = [P.encode({**spec, "gpus": grant["gpus"]}), *self.files_frames]
-                channel.request(P.OP_INIT, [*init, *class_frames, *arg_frames], f"{class_name}()")
+                reply = channel.request(
+                    P.OP_INIT, [*init, *class_frames, *arg_frames], f"{class_name}()"
+                )
+                channel.shadowed = _shadowed(reply)
                 break
             except _JobUnreachable as exc:
                 channel.close(notify=False, release=False)
@@ -454,6 +468,8 @@ class ActorChannel:
         self.dead_type: type[ActorDiedError] = ActorDiedError
         self.verified = False
         self.initialised = False  # set once INIT succeeded: later failures are the actor's
+        self.shadowed: list[str] = []  # instance attributes that shadow a method (from INIT)
+        self.peer_gone = False  # the connection to the job dropped
         self.seq = 0
         timeouts = client.timeouts
         self.socket = client.context.socket(zmq.DEALER)
@@ -549,11 +565,11 @@ class ActorChannel:
             self._died({"reason": notice[0], "message": notice[1]})
         elif problem is not None:
             self._died({"reason": "refused", "message": f"{self.describe()} refused: {problem}"})
-        elif disconnected:
+        elif disconnected or self.peer_gone:
+            # A job may answer and then exit (a failed constructor): read what it sent first.
+            self.peer_gone = True
             if self.socket.poll(_DISCONNECT_GRACE_MS):
-                reply = self.socket.recv_multipart()
-                if len(reply) > 2 and reply[1] == P.REPLY_DIED:
-                    self._died(P.decode(reply[2]))
+                return
             if self.dead is None:
                 self._died(
                     {
@@ -644,12 +660,29 @@ def raise_remote_error(frames: list[Any], what: str, channel: ActorChannel) -> N
         exc.__cause__ = cause
         if hasattr(exc, "add_note"):
             exc.add_note(f"(raised remotely by {where})")
-        raise exc
-    raise RemoteError(f"{where} raised {info.get('type')}: {message}") from cause
+        raise as_remote(exc, cause.traceback_text)
+    error = RemoteError(f"{where} raised {info.get('type')}: {message}")
+    error.remote_traceback = cause.traceback_text
+    raise error from cause
+
+
+def _shadowed(reply: list[Any]) -> list[str]:
+    """The shadowing attribute names an INIT reply lists (none from an older job)."""
+    try:
+        names = P.decode(reply[0].bytes, limit=1 << 20).get("shadowed", []) if reply else []
+    except P.BadMessage:
+        return []
+    return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
 
 
 _client: Client | None = None
 _client_lock = threading.Lock()
+# A non-xparl backend chosen by connect(), with the pid and address it was made for.
+_backend: Backend | None = None
+_backend_pid = 0
+_backend_address: str | None = None
+_backend_lock = threading.Lock()
+_xparl_backend: Backend | None = None
 
 
 def connect(
@@ -662,8 +695,15 @@ def connect(
     heartbeat_timeout: float | None = None,
     call_timeout: float | None = None,
     secret_file: str | os.PathLike[str] | None = None,
-) -> Client:
-    """Connect this process to an xparl cluster (or start a local one).
+) -> Any:
+    """Connect this process to a cluster that runs its actors: xparl (default) or Ray.
+
+    The address picks the backend: ``"HOST:PORT"`` an xparl master, None an embedded local xparl
+    cluster, ``"ray"`` a local Ray started for this process (or the one ``ray.init`` already
+    started), ``"ray://HOST:10001"`` a Ray cluster through Ray client (needs
+    ``pip install "parl-remote[ray]"``), ``"SCHEME://..."`` a backend plugin registered under
+    the entry-point group ``parl.remote.backends``. The rest of the program is the same on
+    every backend.
 
     The cluster's secret is found without set-up for a cluster started by this account on this
     machine (its owner-only record); for another machine's cluster pass ``secret_file`` or set
@@ -672,8 +712,9 @@ def connect(
     Args:
         address: ``host:port`` printed by ``xparl start``. None starts an embedded local cluster
             (a master and a worker with ``cpu_num`` CPUs) that stops when this process exits.
+            ``"ray"`` or ``"ray://HOST:PORT"``: Ray (see above).
         distributed_files: Extra files for every actor's job: glob patterns, files, folders.
-        cpu_num: CPUs of the embedded cluster (default ``os.cpu_count()``); only without address.
+        cpu_num: CPUs of the embedded cluster or of the local Ray (default ``os.cpu_count()``).
         connect_timeout: Seconds to wait for the master (default ``XPARL_CONNECT_TIMEOUT``).
         resource_timeout: Seconds actor creation waits for a vacant CPU/GPU
             (default ``XPARL_RESOURCE_TIMEOUT``).
@@ -682,22 +723,109 @@ def connect(
         call_timeout: Default seconds a call may run before :class:`CallTimeoutError`
             (default ``XPARL_CALL_TIMEOUT``, unset: no limit); ``@parl.remote_class(
             call_timeout=...)`` overrides it per class.
-        secret_file: An owner-only file holding the cluster secret.
+        secret_file: An owner-only file holding the cluster secret (xparl only).
 
     Returns:
-        The process's client. Connecting again to the same address returns it unchanged.
+        The connection: for xparl the process's :class:`Client`, for another backend the
+        :class:`~parl.remote.backends.Backend`. Connecting again to the same address returns
+        it unchanged.
 
     Raises:
         ConnectError: Nothing answers at ``address`` within ``connect_timeout``.
         AuthenticationError: The cluster refused this client's secret (or lack of one).
         VersionMismatchError: The cluster runs another parl-remote or Python version.
-        ValueError: ``address`` is malformed, a ``distributed_files`` entry matches nothing, or
-            the secret file is missing or readable by other accounts.
+        ValueError: ``address`` is malformed or names no installed backend, a
+            ``distributed_files`` entry matches nothing, or the secret file is missing or
+            readable by other accounts.
+        ImportError: The backend needs a package that is not installed (the message says
+            which; Ray: ``pip install "parl-remote[ray]"``).
+        TypeError: An option the chosen backend does not take.
 
     Examples:
         >>> import parl
         >>> parl.connect("127.0.0.1:6006")  # a cluster started there  # doctest: +SKIP
     """
+    global _backend
+    from parl.remote.backends import load_backend, split_address
+
+    scheme, target = split_address(address)
+    given = {
+        "cpu_num": cpu_num,
+        "connect_timeout": connect_timeout,
+        "resource_timeout": resource_timeout,
+        "heartbeat_timeout": heartbeat_timeout,
+        "call_timeout": call_timeout,
+        "secret_file": secret_file,
+    }
+    options = {k: v for k, v in given.items() if v is not None}
+    with _backend_lock:
+        if _backend is not None and _backend_pid == os.getpid():
+            if _backend_address == address and not distributed_files and not options:
+                return _backend
+            raise ConnectError(
+                f"this process is already connected to {_backend_address!r}; call "
+                f"parl.remote.disconnect() before connecting to {address!r}"
+            )
+    if scheme != "xparl" and _client is not None and _client.pid == os.getpid():
+        raise ConnectError(
+            f"this process is already connected to the xparl cluster at {_client.address}; "
+            f"call parl.remote.disconnect() before connecting to {address!r}"
+        )
+    backend_class = load_backend(scheme)
+    backend = backend_class.connect(target, distributed_files, **options)
+    if scheme == "xparl":
+        return getattr(backend, "connection", backend)
+    with _backend_lock:
+        _set_backend(backend, address)
+    return backend
+
+
+def current_backend() -> Backend:
+    """The backend of this process's connection (xparl unless ``parl.connect`` chose another).
+
+    Raises:
+        ConnectError: ``parl.connect`` was not called.
+    """
+    backend = _backend
+    if backend is not None and _backend_pid == os.getpid():
+        return backend
+    get_client()  # raises ConnectError when not connected at all
+    global _xparl_backend
+    if _xparl_backend is None:
+        from parl.remote.backends.xparl import XparlBackend
+
+        _xparl_backend = XparlBackend()
+    return _xparl_backend
+
+
+def _set_backend(backend: Backend | None, address: str | None) -> None:
+    global _backend, _backend_pid, _backend_address
+    _backend, _backend_pid, _backend_address = backend, os.getpid(), address
+
+
+def disconnect() -> None:
+    """Release every actor of this process and close its connection (stop an embedded xparl
+    cluster, or a local Ray that ``parl.connect("ray")`` started)."""
+    with _backend_lock:
+        backend = _backend if _backend_pid == os.getpid() else None
+        _set_backend(None, None)
+    if backend is not None:
+        backend.shutdown()
+    disconnect_xparl()
+
+
+def connect_xparl(
+    address: str | None = None,
+    distributed_files: Sequence[str] | None = None,
+    *,
+    cpu_num: int | None = None,
+    connect_timeout: float | None = None,
+    resource_timeout: float | None = None,
+    heartbeat_timeout: float | None = None,
+    call_timeout: float | None = None,
+    secret_file: str | os.PathLike[str] | None = None,
+) -> Client:
+    """Connect this process to an xparl cluster (the xparl backend of :func:`connect`)."""
     global _client
     if distributed_files is not None and isinstance(distributed_files, str):
         raise TypeError(
@@ -752,8 +880,8 @@ def connect(
         return client
 
 
-def disconnect() -> None:
-    """Release every actor of this process, close the connection, stop an embedded cluster."""
+def disconnect_xparl() -> None:
+    """Close the xparl connection: release its actors, stop an embedded cluster."""
     global _client
     with _client_lock:
         client, _client = _client, None

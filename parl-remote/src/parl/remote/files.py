@@ -16,7 +16,14 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
-__all__ = ["MAX_TOTAL_BYTES", "collect_files", "pack_files", "script_dir", "unpack_files"]
+__all__ = [
+    "MAX_TOTAL_BYTES",
+    "collect_files",
+    "pack_files",
+    "script_dir",
+    "unpack_files",
+    "write_files",
+]
 
 MAX_TOTAL_BYTES = 64 * 2**20
 _SKIP_DIRS = {"__pycache__", ".git", ".hg", ".svn", ".venv", "venv", "node_modules", ".tox", ".nox"}
@@ -153,3 +160,14 @@ def pack_files(files: dict[str, bytes]) -> tuple[bytes, bytes]:
     """The two INIT frames that carry ``files`` (see :func:`unpack_files`)."""
     listing = json.dumps([[name, len(data)] for name, data in files.items()]).encode()
     return listing, b"".join(files.values())
+
+
+def write_files(files: Iterable[tuple[str, bytes]], root: Path) -> None:
+    """Write shipped files (checked relative paths, see :func:`unpack_files`) under ``root``,
+    owner-only."""
+    for relative, content in files:
+        target = root / relative
+        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(content)

@@ -25,9 +25,11 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from parl.remote import protocol as P
+from parl.remote.backends import shadowing_attributes
 from parl.remote.config import Limits, Timeouts
 from parl.remote.exceptions import DeserializeError, SerializeError
-from parl.remote.files import unpack_files
+from parl.remote.files import unpack_files, write_files
+from parl.remote.memory import MemoryLimit
 from parl.remote.processes import end_own_group
 from parl.remote.security import Mode, Security
 from parl.remote.serialization import dumps, loads
@@ -131,8 +133,7 @@ class Job:
         self.owner_fd: int | None = None
         self.reply_limit = limits.max_message_bytes
         self.instance: Any = None
-        self.max_memory_mb: float | None = None
-        self.baseline_rss = 0
+        self.memory_limit: MemoryLimit | None = None
         self.bad_messages = 0
         self.parent = worker_pid or os.getppid()
 
@@ -161,20 +162,11 @@ class Job:
             time.sleep(interval)
             if os.getppid() != self.parent:
                 end_own_group(3)
-            limit = self.max_memory_mb
-            if limit is None:
-                continue
-            rss = _rss()
-            grown_mb = (rss - self.baseline_rss) / 2**20
-            if grown_mb > limit:
-                self._die_of_memory(rss, grown_mb, limit)
+            message = self.memory_limit.exceeded() if self.memory_limit else None
+            if message is not None:
+                self._die_of_memory(message)
 
-    def _die_of_memory(self, rss: int, grown_mb: float, limit: float) -> None:
-        message = (
-            f"actor {self.job_id} was killed: its memory grew by {grown_mb:.0f} MB "
-            f"(RSS {rss / 2**20:.0f} MB), more than max_memory={limit:g} MB. Raise max_memory "
-            "in @parl.remote_class(max_memory=...) or make the actor use less memory."
-        )
+    def _die_of_memory(self, message: str) -> None:
         print(f"[xparl] {message}", file=sys.stderr, flush=True)
         payload = P.encode({"reason": "max_memory", "message": message})
         with self.lock:
@@ -266,14 +258,13 @@ class Job:
         claim = {"job_id": self.job_id, "client_id": client_id, "gpus": gpus, "class_name": name}
         self._to_worker(P.JOB_CLAIMED, claim)
         if max_memory:
-            self.baseline_rss = _rss()
-            self.max_memory_mb = max_memory
+            self.memory_limit = MemoryLimit(max_memory, self.job_id)
         os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(gpus)
         os.environ["XPARL_CLIENT_ID"] = client_id
         sys.path.insert(0, os.getcwd())
         print(f"[xparl] job {self.job_id} hosts an actor of class {name}", flush=True)
         try:
-            _write_files(files, Path.cwd())
+            write_files(files, Path.cwd())
             cls = loads([frames[6]], f"the class {name}")
             args, kwargs = loads(frames[7:], f"the arguments of {name}()")
         except OSError as exc:
@@ -287,7 +278,8 @@ class Job:
         except BaseException as exc:
             self._user_error(identity, seq, exc)
             self.exit(1)
-        self._reply(identity, seq, P.REPLY_OK, [])
+        shadowed = shadowing_attributes(self.instance)
+        self._reply(identity, seq, P.REPLY_OK, [P.encode({"shadowed": shadowed})])
 
     def _call(self, identity: bytes, seq: bytes, frames: list[Any]) -> None:
         name = _name(frames)
@@ -394,6 +386,12 @@ class Job:
         with self.lock:
             self.socket.close(linger=500)
             self.worker.close(linger=500)
+        if code != 0:
+            # The error reply just queued (a failed constructor's) must leave before os._exit:
+            # terminating the context waits for it, up to the linger time.
+            flusher = threading.Thread(target=self.context.term, daemon=True)
+            flusher.start()
+            flusher.join(0.5)
         os._exit(code)
 
 
@@ -408,21 +406,6 @@ def _name(frames: list[Any]) -> str:
     if len(frames) < 4 or len(frames[3].bytes) > 1024:
         raise P.BadMessage("the operation names an attribute of at most 1024 bytes")
     return str(frames[3].bytes.decode())
-
-
-def _rss() -> int:
-    import psutil
-
-    return int(psutil.Process().memory_info().rss)
-
-
-def _write_files(files: list[tuple[str, bytes]], root: Path) -> None:
-    for relative, content in files:
-        target = root / relative
-        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(content)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,0 +1,279 @@
+"""One behaviour suite, run on every backend: a real xparl cluster on 127.0.0.1 and a real local
+Ray (started once per session, on 127.0.0.1, stopped at the end).
+
+Every test uses only ``parl.connect(address)`` and the proxy, so what passes here is what a
+program gets on either backend by changing the connect call.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import parl
+import parl.remote
+from parl.remote import (
+    ActorDiedError,
+    FutureFunctionError,
+    FutureGetRepeatedlyError,
+    FutureObjectEmpty,
+    MemoryLimitError,
+    RemoteAttributeError,
+    RemoteError,
+    RemoteTraceback,
+)
+
+import pytest
+
+from .conftest import gone, wait_for
+
+
+@pytest.fixture(scope="session")
+def local_ray() -> Iterator[str]:
+    """A local Ray for the whole session: 4 CPUs and 1 (declared) GPU, bound to 127.0.0.1."""
+    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # before Ray is imported
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    ray = pytest.importorskip("ray", reason="the Ray backend's tests need parl-remote[ray]")
+    for attempt in range(2):
+        try:
+            ray.init(num_cpus=4, num_gpus=1, include_dashboard=False, log_to_driver=False)
+            break
+        except Exception as exc:  # Ray gives its raylet 30 s to start (fixed): slow when loaded
+            ray.shutdown()
+            if attempt or "timed out during startup" not in str(exc):
+                raise
+    assert ray.util.get_node_ip_address() == "127.0.0.1"
+    yield "ray"
+    ray.shutdown()
+
+
+@pytest.fixture(params=["xparl", "ray"])
+def address(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The address of a running cluster of each backend; this process is connected to it."""
+    if request.param == "xparl":
+        where = request.getfixturevalue("shared_cluster").address
+    else:
+        where = request.getfixturevalue("local_ray")
+    parl.connect(where)
+    yield where
+    parl.remote.disconnect()
+
+
+@parl.remote_class
+class Counter:
+    """An actor with state, a failing method, a method shadowed by an attribute."""
+
+    def __init__(self, start: int = 0) -> None:
+        self.count = start
+        self.label = "counter"  # shadows the method below, as in plain Python
+
+    def add(self, n: int) -> int:
+        self.count += n
+        return self.count
+
+    def label(self) -> str:  # type: ignore[no-redef]
+        return "the method"
+
+    def scale(self) -> str:
+        return "the method"
+
+    def fail(self, message: str) -> None:
+        raise ValueError(message)
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def grow(self, mb: int) -> int:
+        self.block = bytearray(mb * 2**20)
+        for i in range(0, len(self.block), 4096):
+            self.block[i] = 1
+        time.sleep(10)
+        return mb
+
+    def import_answer(self) -> int:
+        import parl_shipped_helper  # type: ignore[import-not-found]
+
+        return int(parl_shipped_helper.ANSWER)
+
+    def devices(self) -> str:
+        return os.environ.get("CUDA_VISIBLE_DEVICES", "")
+
+
+def test_calls_and_attributes(address: str) -> None:
+    actor = Counter(10)
+    assert actor.add(1) == 11
+    assert actor.count == 11
+    actor.count = 100
+    assert actor.add(1) == 101
+    with pytest.raises(RemoteAttributeError, match="no_such_thing"):
+        _ = actor.no_such_thing
+    with pytest.raises(AttributeError):
+        actor.no_such_method()
+    assert actor.add(0) == 101
+
+
+def test_instance_attribute_shadows_method(address: str) -> None:
+    actor = Counter()
+    assert actor.label == "counter"  # set in __init__: wins over the method, as in Python
+    assert actor.scale() == "the method"
+    actor.scale = 3
+    assert actor.scale == 3
+
+
+def test_remote_exception_is_its_type_and_remote_error(address: str) -> None:
+    actor = Counter()
+    with pytest.raises(ValueError, match="bad input 42") as info:
+        actor.fail("bad input 42")
+    assert isinstance(info.value, RemoteError)
+    assert "in fail" in info.value.remote_traceback
+    assert isinstance(info.value.__cause__, RemoteTraceback)
+    with pytest.raises(RemoteError):  # how PARL 2.x code catches it
+        actor.fail("again")
+    assert actor.add(2) == 2  # the actor survives its exception
+
+
+def test_constructor_error_reaches_the_caller(address: str) -> None:
+    @parl.remote_class
+    class Broken:
+        def __init__(self) -> None:
+            raise KeyError("no config")
+
+    with pytest.raises(KeyError, match="no config") as info:
+        Broken()
+    assert isinstance(info.value, RemoteError)
+
+
+def test_future_mode(address: str) -> None:
+    @parl.remote_class(wait=False)
+    class Slow:
+        def __init__(self) -> None:
+            self.value = 7
+
+        def sleep(self, seconds: float) -> float:
+            time.sleep(seconds)
+            return seconds
+
+        def fail(self) -> None:
+            raise KeyError("nope")
+
+    actor = Slow()  # returns at once
+    first = actor.sleep(1.0)
+    assert first.empty()
+    with pytest.raises(FutureObjectEmpty):
+        first.get_nowait()
+    with pytest.raises(FutureObjectEmpty):
+        first.get(block=True, timeout=0.01)
+    assert first.get(timeout=30) == 1.0
+    assert not first.empty()
+    with pytest.raises(FutureGetRepeatedlyError):
+        first.get()
+    failing = actor.fail()
+    with pytest.raises(FutureFunctionError) as info:
+        failing.get(timeout=30)
+    assert isinstance(info.value, KeyError)
+    assert actor.value == 7
+    futures = [actor.sleep(0.01) for _ in range(5)]
+    assert [f.get(timeout=30) for f in futures] == [0.01] * 5
+
+
+def test_future_mode_creation_failure_surfaces_on_the_next_call(address: str) -> None:
+    @parl.remote_class(wait=False)
+    class BrokenLater:
+        def __init__(self) -> None:
+            raise RuntimeError("cannot start")
+
+        def work(self) -> int:
+            return 1
+
+    actor = BrokenLater()
+    with pytest.raises(FutureFunctionError, match="cannot start") as info:
+        actor.work().get(timeout=30)
+    assert isinstance(info.value, RuntimeError)
+
+
+def test_destroy_releases_the_actor(address: str) -> None:
+    actor = Counter()
+    pid = actor.pid()
+    actor.destroy()
+    with pytest.raises(ActorDiedError):
+        actor.add(1)
+    actor.destroy()  # again: nothing happens
+    wait_for(lambda: gone([pid]), 30, "the destroyed actor's process to exit")
+
+
+def test_killed_actor_process_is_an_error_at_the_caller(address: str) -> None:
+    actor = Counter()
+    survivor = Counter()
+    pid = actor.pid()
+    os.kill(pid, signal.SIGKILL)
+    wait_for(lambda: gone([pid]), 10, "the killed process to exit")
+    with pytest.raises(ActorDiedError):
+        actor.add(1)
+    assert survivor.add(5) == 5  # other actors are not affected
+
+
+def test_max_memory_stops_the_actor_with_a_clear_error(address: str) -> None:
+    @parl.remote_class(max_memory=50)
+    class Hungry(Counter._original):  # type: ignore[misc, name-defined]
+        pass
+
+    actor = Hungry()
+    with pytest.raises(MemoryLimitError, match="max_memory=50"):
+        actor.grow(200)
+    with pytest.raises(ActorDiedError):
+        actor.add(1)
+
+
+def test_local_modules_reach_the_actors(address: str, tmp_path: Path) -> None:
+    helper = tmp_path / "parl_shipped_helper.py"
+    helper.write_text("ANSWER = 42\n")
+    parl.remote.disconnect()
+    parl.connect(address, distributed_files=[str(helper)])
+    assert Counter().import_answer() == 42
+
+
+def test_n_gpu_reserves_ray_gpus(local_ray: str) -> None:
+    parl.connect(local_ray)
+    try:
+
+        @parl.remote_class(n_gpu=1)
+        class GpuActor(Counter._original):  # type: ignore[misc, name-defined]
+            pass
+
+        assert GpuActor().devices() == "0"
+    finally:
+        parl.remote.disconnect()
+
+
+def test_connect_picks_the_backend_by_address() -> None:
+    from parl.remote.backends import split_address
+
+    assert split_address(None) == ("xparl", None)
+    assert split_address("localhost:8010") == ("xparl", "localhost:8010")
+    assert split_address("xparl://10.0.0.1:8010") == ("xparl", "10.0.0.1:8010")
+    assert split_address("ray") == ("ray", None)
+    assert split_address("ray://head:10001") == ("ray", "ray://head:10001")
+    with pytest.raises(ValueError, match="no remote backend for the scheme 'spark'"):
+        parl.connect("spark://somewhere:1")
+    with pytest.raises(TypeError, match="secret_file"):
+        parl.connect("ray", secret_file="/nonexistent")
+
+
+def test_without_ray_connect_says_what_to_install_and_import_stays_light() -> None:
+    code = (
+        "import sys; sys.modules['ray'] = None\n"
+        "import parl, parl.remote\n"
+        "assert not [m for m in sys.modules if m.startswith(('ray.', 'zmq'))], 'heavy import'\n"
+        "try:\n"
+        "    parl.connect('ray')\n"
+        "except ImportError as exc:\n"
+        "    print(exc)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert 'pip install "parl-remote[ray]"' in out.stdout
