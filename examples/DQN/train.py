@@ -142,8 +142,9 @@ def train(
 
         if env_steps >= next_train:
             next_train += train_freq
-            for _ in range(gradient_steps):
-                td_loss = agent.learn(*rpm.sample_batch(batch_size))
+            # One round's batches drawn and converted to tensors at once, not per step.
+            for batch in rpm.sample_tensor_batches(batch_size, gradient_steps):
+                td_loss = agent.learn(*batch)
             if logdir is not None:
                 collector.log_episodes()
                 summary.add_scalars(
