@@ -345,7 +345,9 @@ class PPO(parl.Algorithm):
             # One tiny forward, once: the width of the policy's output does not change.
             with paddle.no_grad():
                 self._action_width = self._actions.width(self._distribution(obs[:1], where, 1))
-        given = batch_action if isinstance(batch_action, paddle.Tensor) else np.asarray(batch_action)
+        given = (
+            batch_action if isinstance(batch_action, paddle.Tensor) else np.asarray(batch_action)
+        )
         self._actions.check_fits(self._action_width, given, action, where)
         return (
             obs,
