@@ -315,7 +315,11 @@ RUNNERS: dict[str, dict[str, Callable[[int], dict[str, Any]]]] = {
 
 def measure(python: str, side: str, algo: str, steps: int) -> dict[str, Any]:
     """Run one side's runner in a fresh interpreter; return its figures and env steps/s."""
-    env = dict(os.environ, PARL_BACKEND="paddle") if side == "parl221" else None
+    env = dict(os.environ)
+    if side != "parl":  # our packages on PYTHONPATH would shadow PARL 2.2.1's parl
+        env.pop("PYTHONPATH", None)
+    if side == "parl221":
+        env["PARL_BACKEND"] = "paddle"
     out = subprocess.run(
         [python, __file__, "--side", side, "--algo", algo, "--steps", str(steps)],
         capture_output=True,

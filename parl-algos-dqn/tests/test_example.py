@@ -64,8 +64,9 @@ def _load_example():
 
 
 def test_keep_better_restores_the_policy_that_plays_fresh_episodes_better() -> None:
-    import numpy as np
     from parl.utils import make_vector_env
+
+    import numpy as np
 
     from parl_algos_dqn import DQN, DQNAgent, QNetwork
 
