@@ -32,6 +32,21 @@ from _report import commit, load_example, machine, markdown_table  # noqa: E402
 # Only functions at the top of their bucket are listed, so a bucket counts no call twice.
 Bucket = tuple[str, list[tuple[str, str]], str]
 
+SHARED_BUCKETS: list[Bucket] = [
+    ("host reads (all)", [("", "numpy"), ("", "tolist")], "Tensor.numpy / tolist anywhere"),
+    ("to_tensor (all)", [("paddle/tensor/creation.py", "to_tensor")], "numpy → tensor anywhere"),
+    (
+        "logging",
+        [
+            ("parl/utils/summary.py", "add_scalars"),
+            ("parl/utils/rollout.py", "log_episodes"),
+            ("tqdm/std.py", "update"),
+        ],
+        "",
+    ),
+    ("evaluation", [("parl/utils/evaluation.py", "evaluate")], "greedy evaluations"),
+]
+
 PPO_BUCKETS: list[Bucket] = [
     ("env stepping", [("gymnasium/vector/sync_vector_env.py", "step")], "SyncVectorEnv.step"),
     ("acting", [("PPO/agent.py", "sample")], "PPOAgent.sample: conversion + forward + sampling"),
@@ -50,18 +65,7 @@ PPO_BUCKETS: list[Bucket] = [
         [("parl/core/optim.py", "clip_grad_norm_"), ("paddle/optimizer/adam.py", "step")],
         "grad clipping + Adam",
     ),
-    ("host reads (all)", [("", "numpy"), ("", "tolist")], "Tensor.numpy anywhere"),
-    ("to_tensor (all)", [("paddle/tensor/creation.py", "to_tensor")], "numpy → tensor anywhere"),
-    (
-        "logging",
-        [
-            ("parl/utils/summary.py", "add_scalars"),
-            ("parl/utils/rollout.py", "log_episodes"),
-            ("tqdm/std.py", "update"),
-        ],
-        "",
-    ),
-    ("evaluation", [("parl/utils/evaluation.py", "evaluate")], "final greedy evaluation"),
+    *SHARED_BUCKETS,
 ]
 
 DQN_BUCKETS: list[Bucket] = [
@@ -72,7 +76,7 @@ DQN_BUCKETS: list[Bucket] = [
         "replay sample",
         [
             ("parl/utils/replay_memory.py", "sample_batch"),
-            ("parl/utils/replay_memory.py", "sample_tensors"),
+            ("parl/utils/replay_memory.py", "sample_tensor_batches"),
         ],
         "index draw + numpy gather (+ one to_tensor per field when sampling tensors)",
     ),
@@ -87,18 +91,7 @@ DQN_BUCKETS: list[Bucket] = [
         "grad clipping + Adam",
     ),
     ("· target sync", [("parl_algos_dqn/dqn.py", "sync_target")], ""),
-    ("host reads (all)", [("", "numpy")], "Tensor.numpy anywhere"),
-    ("to_tensor (all)", [("paddle/tensor/creation.py", "to_tensor")], "numpy → tensor anywhere"),
-    (
-        "logging",
-        [
-            ("parl/utils/summary.py", "add_scalars"),
-            ("parl/utils/rollout.py", "log_episodes"),
-            ("tqdm/std.py", "update"),
-        ],
-        "",
-    ),
-    ("evaluation", [("parl/utils/evaluation.py", "evaluate")], "final greedy evaluation"),
+    *SHARED_BUCKETS,
 ]
 
 
