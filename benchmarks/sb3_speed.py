@@ -1,23 +1,40 @@
-"""Env steps per second of PARL against Stable-Baselines3, same env, network and hyperparameters.
+"""Env steps per second of PARL against Stable-Baselines3 and PARL 2.2.1, same env, network and
+hyperparameters, the same number of gradient steps.
 
-Each side trains in its own subprocess (torch and paddle never share a process), so SB3 may live
-in a separate venv::
+Shape: one config per algorithm (``CONFIGS``, in SB3's terms), and per *side* (a framework) one
+runner per algorithm (``RUNNERS[side][algo]``). Each side trains in its own subprocess (torch and
+paddle never share a process, and PARL 2.2.1 owns ``parl/__init__.py``), so SB3 and PARL 2.2.1
+live in their own venvs; a side whose interpreter is not given is left out::
 
     uv venv /tmp/sb3 && VIRTUAL_ENV=/tmp/sb3 uv pip install stable-baselines3 gymnasium
-    python benchmarks/sb3_speed.py --sb3-python /tmp/sb3/bin/python [--steps 50000]
+    uv venv /tmp/parl221 && VIRTUAL_ENV=/tmp/parl221 uv pip install --no-deps parl==2.2.1 \\
+        && VIRTUAL_ENV=/tmp/parl221 uv pip install paddlepaddle "setuptools<80" protobuf==3.20.3 \\
+        six grpcio pynvml gymnasium numpy termcolor tensorboardX pyzmq cloudpickle psutil \\
+        click flask flask_cors requests scipy
+    python benchmarks/sb3_speed.py --sb3-python /tmp/sb3/bin/python \\
+        --parl221-python /tmp/parl221/bin/python [--steps 50000] [--repeats 3]
 
-Writes ``benchmarks/results/sb3-speed.md``. PARL's runs include one final greedy evaluation
-(10 episodes); SB3's include none, which favours SB3.
+Writes ``benchmarks/results/sb3-speed.md``: per algorithm, the env steps/s of every side in
+every repeat (sides alternate within a repeat) and the ratios of ours to SB3 and to PARL 2.2.1,
+with their range over the repeats. Every side is timed from its first env step to its last
+gradient step, setup excluded; ours include one final greedy evaluation (10 episodes), the
+others none, which favours them. The PARL 2.2.1 side (``_parl221_ppo``,
+``_parl221_dqn``) is our own training loop written with PARL 2.2.1's API as its examples use
+it: ``parl.algorithms.PPO``/``DQN``, its ``ReplayMemory``, numpy-to-tensor conversion in the
+agent's ``learn``; its DQN has no Huber loss and no gradient clipping, so it does a little
+less work per step than the other two.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +44,8 @@ sys.path.insert(0, str(HERE))
 ENV_ID = "CartPole-v1"
 
 # The PARL benchmark configs (benchmarks/pg/ppo.py, benchmarks/dqn/dqn.py) in SB3's terms.
+# PPO's 20 epochs of one full-batch step (batch_size = n_envs * n_steps) make 20 gradient
+# steps per rollout on every side.
 SB3_PPO = {
     "n_envs": 8,
     "n_steps": 32,
@@ -60,33 +79,40 @@ SB3_DQN = {
 }
 
 
-def run_parl(algo: str, steps: int) -> dict[str, Any]:
-    """Train PARL's example with the benchmark config; return env steps and wall seconds."""
+CONFIGS: dict[str, dict[str, Any]] = {"PPO": SB3_PPO, "DQN": SB3_DQN}
+SIDES = {"sb3": "SB3", "parl221": "PARL 2.2.1", "parl": "ours"}
+
+
+def _ours(algo: str, steps: int) -> dict[str, Any]:
+    """Train our example with the benchmark config; time it from its first env step.
+
+    The time includes the example's final greedy evaluation (10 episodes), not its setup.
+    """
     from _report import load_example
 
-    start = time.perf_counter()
+    example = load_example(algo)
     with tempfile.TemporaryDirectory() as logdir:
         if algo == "PPO":
-            result = load_example("PPO").train(
+            result = example.train(
                 ENV_ID, 0, logdir=logdir, quiet=True, total_steps=steps, eval_every=10 * steps
             )
         else:
-            result = load_example("DQN").train(
+            result = example.train(
                 env_id=ENV_ID,
                 total_steps=steps,
                 eval_interval=10 * steps,
                 logdir=logdir,
                 progress=False,
             )
-    return {"env_steps": result["env_steps"], "wall_s": time.perf_counter() - start}
+    return {"env_steps": result["env_steps"], "wall_s": result["wall_s"]}
 
 
-def run_sb3(algo: str, steps: int) -> dict[str, Any]:
+def _sb3(algo: str, steps: int) -> dict[str, Any]:
     """Train SB3 with the same settings on CPU; return env steps and wall seconds."""
     from stable_baselines3 import DQN, PPO
     from stable_baselines3.common.env_util import make_vec_env
 
-    config = dict(SB3_PPO if algo == "PPO" else SB3_DQN)
+    config = dict(CONFIGS[algo])
     env = make_vec_env(ENV_ID, n_envs=config.pop("n_envs"), seed=0)
     policy_kwargs = {"net_arch": config.pop("net_arch")}
     if algo == "PPO":
@@ -107,13 +133,200 @@ def run_sb3(algo: str, steps: int) -> dict[str, Any]:
     return {"env_steps": int(model.num_timesteps), "wall_s": time.perf_counter() - start}
 
 
+def _parl221_mlp(in_dim: int, out_dim: int, hidden: list[int], activation: Any) -> Any:
+    import paddle
+
+    layers: list[Any] = []
+    for size in hidden:
+        layers += [paddle.nn.Linear(in_dim, size), activation()]
+        in_dim = size
+    return paddle.nn.Sequential(*layers, paddle.nn.Linear(in_dim, out_dim))
+
+
+def _parl221_ppo(steps: int) -> dict[str, Any]:
+    """PPO with PARL 2.2.1's ``parl.algorithms.PPO``, laid out as its CartPole example."""
+    import parl
+    from parl.algorithms import PPO
+
+    import gymnasium as gym
+    import numpy as np
+    import paddle
+
+    cfg = CONFIGS["PPO"]
+    paddle.seed(0)
+    np.random.seed(0)
+
+    class Model(parl.Model):  # type: ignore[misc]
+        def __init__(self, obs_dim: int, act_dim: int) -> None:
+            super().__init__()
+            self.actor = _parl221_mlp(obs_dim, act_dim, cfg["net_arch"]["pi"], paddle.nn.Tanh)
+            self.critic = _parl221_mlp(obs_dim, 1, cfg["net_arch"]["vf"], paddle.nn.Tanh)
+
+        def value(self, obs: Any) -> Any:
+            return self.critic(obs)
+
+        def policy(self, obs: Any) -> Any:
+            return self.actor(obs)
+
+    class Agent(parl.Agent):  # type: ignore[misc]
+        def sample(self, obs: Any) -> tuple[Any, Any, Any]:
+            value, action, logp, _ = self.alg.sample(paddle.to_tensor(obs, dtype="float32"))
+            return value.numpy().reshape(-1), action.numpy().reshape(-1), logp.numpy().reshape(-1)
+
+        def value(self, obs: Any) -> Any:
+            return self.alg.value(paddle.to_tensor(obs, dtype="float32")).numpy().reshape(-1)
+
+        def learn(self, batch: list[Any], lr: float) -> None:
+            size = batch[0].shape[0]
+            index = np.arange(size)
+            for _ in range(cfg["n_epochs"]):
+                np.random.shuffle(index)
+                for start in range(0, size, cfg["batch_size"]):
+                    part = index[start : start + cfg["batch_size"]]
+                    tensors = [paddle.to_tensor(array[part]) for array in batch]
+                    self.alg.learn(*tensors, lr=lr)
+
+    envs = gym.vector.SyncVectorEnv(
+        [lambda: gym.make(ENV_ID)] * cfg["n_envs"],
+        autoreset_mode=gym.vector.AutoresetMode.SAME_STEP,
+    )
+    obs_dim = envs.single_observation_space.shape[0]
+    model = Model(obs_dim, int(envs.single_action_space.n))
+    alg = PPO(
+        model,
+        clip_param=cfg["clip_range"],
+        value_loss_coef=cfg["vf_coef"],
+        entropy_coef=cfg["ent_coef"],
+        initial_lr=cfg["learning_rate"],
+        max_grad_norm=cfg["max_grad_norm"],
+        use_clipped_value_loss=False,
+    )
+    agent = Agent(alg)
+    n_envs, n_steps = cfg["n_envs"], cfg["n_steps"]
+    updates = steps // (n_envs * n_steps)
+    obs, _ = envs.reset(seed=0)
+    start = time.perf_counter()
+    for update in range(updates):
+        shape = (n_steps, n_envs)
+        buf_obs = np.zeros((*shape, obs_dim), np.float32)
+        buf_act, buf_logp, buf_val, buf_rew, buf_done = (np.zeros(shape) for _ in range(5))
+        for t in range(n_steps):
+            value, action, logp = agent.sample(obs)
+            buf_obs[t], buf_act[t], buf_logp[t], buf_val[t] = obs, action, logp, value
+            obs, reward, terminated, truncated, _ = envs.step(action)
+            buf_rew[t], buf_done[t] = reward, terminated | truncated
+        next_value, adv, last = agent.value(obs), np.zeros(shape), 0.0
+        for t in reversed(range(n_steps)):
+            following = next_value if t == n_steps - 1 else buf_val[t + 1]
+            delta = buf_rew[t] + cfg["gamma"] * following * (1 - buf_done[t]) - buf_val[t]
+            last = delta + cfg["gamma"] * cfg["gae_lambda"] * (1 - buf_done[t]) * last
+            adv[t] = last
+        flat = [
+            buf_obs.reshape(-1, obs_dim),
+            buf_act.reshape(-1).astype(np.int64),
+            *(a.reshape(-1).astype(np.float32) for a in (buf_val, adv + buf_val, buf_logp, adv)),
+        ]
+        agent.learn(flat, cfg["learning_rate"] * (1 - update / updates))
+    return {"env_steps": updates * n_envs * n_steps, "wall_s": time.perf_counter() - start}
+
+
+def _parl221_dqn(steps: int) -> dict[str, Any]:
+    """DQN with PARL 2.2.1's ``parl.algorithms.DQN`` and ``ReplayMemory``, as its example."""
+    import parl
+    from parl.algorithms import DQN
+    from parl.utils import ReplayMemory
+
+    import gymnasium as gym
+    import numpy as np
+    import paddle
+
+    cfg = CONFIGS["DQN"]
+    paddle.seed(0)
+    np.random.seed(0)
+
+    class Model(parl.Model):  # type: ignore[misc]
+        def __init__(self, obs_dim: int, act_dim: int) -> None:
+            super().__init__()
+            self.net = _parl221_mlp(obs_dim, act_dim, cfg["net_arch"], paddle.nn.ReLU)
+
+        def forward(self, obs: Any) -> Any:
+            return self.net(obs)
+
+    class Agent(parl.Agent):  # type: ignore[misc]
+        def __init__(self, algorithm: Any, act_dim: int) -> None:
+            super().__init__(algorithm)
+            self.act_dim, self.learn_steps = act_dim, 0
+
+        def sample(self, obs: Any, epsilon: float) -> Any:
+            q_values = self.alg.predict(paddle.to_tensor(obs, dtype="float32"))
+            greedy = q_values.numpy().argmax(axis=-1)
+            explore = np.random.random(greedy.shape) < epsilon
+            return np.where(explore, np.random.randint(0, self.act_dim, greedy.shape), greedy)
+
+        def learn(self, obs: Any, act: Any, reward: Any, next_obs: Any, terminal: Any) -> Any:
+            if self.learn_steps % cfg["gradient_steps"] == 0:  # one sync per training round
+                self.alg.sync_target()
+            self.learn_steps += 1
+            return self.alg.learn(
+                paddle.to_tensor(obs, dtype="float32"),
+                paddle.to_tensor(np.expand_dims(act, -1), dtype="int64"),
+                paddle.to_tensor(np.expand_dims(reward, -1), dtype="float32"),
+                paddle.to_tensor(next_obs, dtype="float32"),
+                paddle.to_tensor(np.expand_dims(terminal, -1), dtype="float32"),
+            )
+
+    n_envs = cfg["n_envs"]
+    envs = gym.vector.SyncVectorEnv(
+        [lambda: gym.make(ENV_ID)] * n_envs, autoreset_mode=gym.vector.AutoresetMode.SAME_STEP
+    )
+    obs_dim, act_dim = envs.single_observation_space.shape[0], int(envs.single_action_space.n)
+    alg = DQN(Model(obs_dim, act_dim), gamma=cfg["gamma"], lr=cfg["learning_rate"])
+    agent = Agent(alg, act_dim)
+    rpm = ReplayMemory(cfg["buffer_size"], obs_dim, 0)
+    train_every = cfg["train_freq"] * n_envs
+    decay_steps = cfg["exploration_fraction"] * steps
+    next_train = max(train_every, cfg["learning_starts"])
+    obs, _ = envs.reset(seed=0)
+    env_steps = 0
+    start = time.perf_counter()
+    while env_steps < steps:
+        epsilon = max(cfg["exploration_final_eps"], 1.0 - env_steps / decay_steps)
+        action = agent.sample(obs, epsilon)
+        next_obs, reward, terminated, _, info = envs.step(action)
+        final = next_obs.copy()  # same-step autoreset: stored transitions end in final_obs
+        for i in np.flatnonzero(info.get("_final_obs", [])):
+            final[i] = info["final_obs"][i]
+        for i in range(n_envs):
+            rpm.append(obs[i], action[i], reward[i], final[i], terminated[i])
+        obs, env_steps = next_obs, env_steps + n_envs
+        if env_steps >= next_train:
+            next_train += train_every
+            for _ in range(cfg["gradient_steps"]):
+                agent.learn(*rpm.sample_batch(cfg["batch_size"]))
+    return {"env_steps": env_steps, "wall_s": time.perf_counter() - start}
+
+
+RUNNERS: dict[str, dict[str, Callable[[int], dict[str, Any]]]] = {
+    "parl": {"PPO": lambda steps: _ours("PPO", steps), "DQN": lambda steps: _ours("DQN", steps)},
+    "sb3": {"PPO": lambda steps: _sb3("PPO", steps), "DQN": lambda steps: _sb3("DQN", steps)},
+    "parl221": {"PPO": _parl221_ppo, "DQN": _parl221_dqn},
+}
+
+
 def measure(python: str, side: str, algo: str, steps: int) -> dict[str, Any]:
+    """Run one side's runner in a fresh interpreter; return its figures and env steps/s."""
+    env = dict(os.environ)
+    if side != "parl":  # our packages on PYTHONPATH would shadow PARL 2.2.1's parl
+        env.pop("PYTHONPATH", None)
+    if side == "parl221":
+        env["PARL_BACKEND"] = "paddle"
     out = subprocess.run(
         [python, __file__, "--side", side, "--algo", algo, "--steps", str(steps)],
         capture_output=True,
         text=True,
         check=False,
         timeout=3600,
+        env=env,
     )
     if out.returncode != 0:
         raise RuntimeError(f"{side} {algo} failed:\n{out.stderr[-3000:]}")
@@ -122,46 +335,53 @@ def measure(python: str, side: str, algo: str, steps: int) -> dict[str, Any]:
     return result
 
 
+def _span(values: list[float]) -> str:
+    low, high = min(values), max(values)
+    return f"{low:.2f}×" if f"{low:.2f}" == f"{high:.2f}" else f"{low:.2f}–{high:.2f}×"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sb3-python", default=sys.executable, help="interpreter with SB3")
+    parser.add_argument("--parl221-python", help="interpreter with PARL 2.2.1 (else skipped)")
     parser.add_argument("--steps", type=int, default=50_000)
-    parser.add_argument("--algos", nargs="+", default=["PPO", "DQN"], choices=["PPO", "DQN"])
-    parser.add_argument("--side", choices=["parl", "sb3"], help=argparse.SUPPRESS)
-    parser.add_argument("--algo", choices=["PPO", "DQN"], help=argparse.SUPPRESS)
+    parser.add_argument("--repeats", type=int, default=1, help="runs of every side")
+    parser.add_argument("--algos", nargs="+", default=list(CONFIGS), choices=list(CONFIGS))
+    parser.add_argument("--out", type=Path, default=HERE / "results" / "sb3-speed.md")
+    parser.add_argument("--side", choices=list(RUNNERS), help=argparse.SUPPRESS)
+    parser.add_argument("--algo", choices=list(CONFIGS), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.side:
-        runner = run_parl if args.side == "parl" else run_sb3
-        print(json.dumps(runner(args.algo, args.steps)))
+        print(json.dumps(RUNNERS[args.side][args.algo](args.steps)))
         return
 
     from _report import header, markdown_table
 
-    rows = []
+    pythons = {"sb3": args.sb3_python, "parl221": args.parl221_python, "parl": sys.executable}
+    sides = [side for side in SIDES if pythons[side]]
+    rows, summary = [], []
     for algo in args.algos:
-        parl_result = measure(sys.executable, "parl", algo, args.steps)
-        sb3_result = measure(args.sb3_python, "sb3", algo, args.steps)
-        ratio = parl_result["sps"] / sb3_result["sps"]
-        rows.append(
-            [
-                f"{algo} {ENV_ID}",
-                f"{parl_result['sps']:.0f} ({parl_result['wall_s']:.1f} s)",
-                f"{sb3_result['sps']:.0f} ({sb3_result['wall_s']:.1f} s)",
-                f"{ratio:.2f}×",
-            ]
-        )
-        print(rows[-1], flush=True)
-    table = markdown_table(
-        ["algorithm", "PARL env steps/s (wall)", "SB3 env steps/s (wall)", "PARL / SB3"], rows
-    )
+        ratios: dict[str, list[float]] = {side: [] for side in sides if side != "parl"}
+        for repeat in range(args.repeats):
+            order = sides if repeat % 2 == 0 else sides[::-1]  # alternate who runs first
+            sps = {side: measure(pythons[side], side, algo, args.steps)["sps"] for side in order}
+            for other in ratios:
+                ratios[other].append(sps["parl"] / sps[other])
+            rows.append([f"{algo} {ENV_ID}", repeat + 1, *(f"{sps[side]:.0f}" for side in sides)])
+            print(rows[-1], flush=True)
+        summary.append([f"{algo} {ENV_ID}", *(_span(values) for values in ratios.values())])
+    ratio_names = [f"ours / {SIDES[side]}" for side in sides if side != "parl"]
     text = (
-        header("PARL vs Stable-Baselines3: env steps per second")
-        + f"- env steps per run: {args.steps}; same hyperparameters and network "
-        "(see SB3_PPO / SB3_DQN in the script); SB3 on CPU torch\n\n" + table + "\n"
+        header("PARL vs Stable-Baselines3 and PARL 2.2.1: env steps per second")
+        + f"- env steps per run: {args.steps}; same hyperparameters, network and number of "
+        "gradient steps (see CONFIGS in the script); SB3 on CPU torch\n\n"
+        + markdown_table(["algorithm", *ratio_names], summary)
+        + "\n\nEnv steps per second of each run:\n\n"
+        + markdown_table(["algorithm", "run", *(SIDES[side] for side in sides)], rows)
+        + "\n"
     )
-    out = HERE / "results" / "sb3-speed.md"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(text)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text)
     print(text)
 
 

@@ -92,20 +92,24 @@ def write_results(results: Sequence[dict[str, Any]], command: str, path: Path) -
         f"- commit: `{commit()}`",
         f"- machine: {machine()}",
         "- eval: mean greedy return over 10 episodes (10 parallel envs), every 2,500 env steps",
-        "  and after the last; `final` is the last evaluation, `best` the highest (with the env",
-        "  steps of its first occurrence; the example keeps that checkpoint as best_model.ckpt),",
+        "  and after the last; `last` is the last of these, `best` the highest (with the env",
+        "  steps of its first occurrence). `final` is what the example ends with: after",
+        "  training it plays 10 fresh episodes (start states no evaluation used) with the final",
+        "  policy and with the latest best-evaluated one and keeps the better (`restored`: yes",
+        "  when that is the best-evaluated one); `final` is the kept policy's return on them.",
         "  `steps to 475` the env steps at the first evaluation with mean return >= 475, which is",
         "  the pass criterion. SPS counts env steps per wall second, training and evaluation",
         "  included.",
         "",
-        "| algo | env | seed | env steps | wall s | env steps/s | final eval | best eval (at) "
-        "| steps to 475 |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| algo | env | seed | env steps | wall s | env steps/s | final eval | restored "
+        "| last eval | best eval (at) | steps to 475 |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         lines.append(
             f"| {r['algo']} | {r['env_id']} | {r['seed']} | {r['env_steps']} | {r['wall_s']:.0f} "
             f"| {r['sps']:.0f} | {r['final_eval_return']:.1f} "
+            f"| {'yes' if r['restored_best'] else 'no'} | {r['last_eval_return']:.1f} "
             f"| {r['best_eval_return']:.1f} ({r['best_eval_steps']}) "
             f"| {_steps(r['steps_to_target'])} |"
         )
@@ -129,7 +133,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         for seed in args.seeds:
             result = run(args.env, seed, algo)
             print(
-                f"{algo} {args.env} seed {seed}: final {result['final_eval_return']:.1f}, "
+                f"{algo} {args.env} seed {seed}: final {result['final_eval_return']:.1f} "
+                f"(restored: {result['restored_best']}, last {result['last_eval_return']:.1f}), "
                 f"best {result['best_eval_return']:.1f}, steps to target "
                 f"{_steps(result['steps_to_target'])}, {result['sps']:.0f} env steps/s",
                 flush=True,

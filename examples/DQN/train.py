@@ -61,6 +61,7 @@ def train(
     logdir: str | Path | None = None,
     save_path: str | Path | None = None,
     best_save_path: str | Path | None = None,
+    restore_best: bool = True,
     progress: bool = True,
 ) -> dict[str, Any]:
     """Train an agent and return its figures.
@@ -90,14 +91,20 @@ def train(
         target_return: the eval return whose first reach is reported as ``steps_to_target``.
         logdir: where TensorBoard/CSV scalars go; None logs no metrics.
         save_path: checkpoint written at the end with ``agent.save``; None saves nothing.
-        best_save_path: checkpoint rewritten whenever an evaluation beats the previous best
-            (DQN's greedy policy can get worse late in training); None saves nothing.
+        best_save_path: checkpoint rewritten whenever an evaluation matches or beats the best
+            so far (DQN's greedy policy can get worse late in training); None saves nothing.
+        restore_best: after training, play ``eval_episodes`` fresh episodes (start states
+            never evaluated before) with the final policy and with the best-evaluated one, and
+            keep the better: what ``save_path`` gets and the agent holds at the end.
         progress: show a tqdm progress bar.
 
     Returns:
         ``env_steps``, ``wall_s``, ``sps`` (env steps per second, evaluation included),
-        ``final_eval_return`` (greedy, after the last step), ``best_eval_return`` and
-        ``best_eval_steps`` (the env steps of the first evaluation scoring it),
+        ``final_eval_return`` (greedy, the kept policy on the fresh episodes with
+        ``restore_best``, else the last evaluation), ``last_eval_return`` (the last
+        evaluation during training), ``restored_best`` (whether the best-evaluated policy
+        replaced the final one), ``best_eval_return`` and ``best_eval_steps`` (the env steps
+        of the first evaluation scoring it),
         ``steps_to_target`` (env steps at the first evaluation reaching ``target_return``,
         or None) and ``evals`` (a list of ``(env_steps, mean_return)``).
     """
@@ -132,6 +139,7 @@ def train(
     evals: list[tuple[int, float]] = []
     steps_to_target: int | None = None
     best_return = float("-inf")
+    best_weights: dict[str, Any] = {}
     bar = progress_bar(total_steps, f"{algo} {env_id}", unit="step", disable=not progress)
     while collector.env_steps < total_steps:
         step = collector.step(agent.sample(collector.obs, epsilon))
@@ -142,8 +150,9 @@ def train(
 
         if env_steps >= next_train:
             next_train += train_freq
-            for _ in range(gradient_steps):
-                td_loss = agent.learn(*rpm.sample_batch(batch_size))
+            # One round's batches drawn and converted to tensors at once, not per step.
+            for batch in rpm.sample_tensor_batches(batch_size, gradient_steps):
+                td_loss = agent.learn(*batch)
             if logdir is not None:
                 collector.log_episodes()
                 summary.add_scalars(
@@ -154,8 +163,9 @@ def train(
         if env_steps >= next_eval or env_steps >= total_steps:
             next_eval += eval_interval
             mean_return = evaluate(eval_envs, agent.predict, eval_episodes).mean_return
-            if mean_return > best_return:
+            if mean_return >= best_return:  # ties keep the later, longer-trained policy
                 best_return = mean_return
+                best_weights = {k: v.copy() for k, v in algorithm.get_weights().items()}
                 if best_save_path is not None:
                     agent.save(best_save_path)
             evals.append((env_steps, mean_return))
@@ -167,6 +177,9 @@ def train(
     bar.close()
     sps = collector.sps
     envs.close()
+    final_return, restored = evals[-1][1], False
+    if restore_best:
+        final_return, restored = keep_better(agent, best_weights, eval_envs, eval_episodes, seed)
     eval_envs.close()
     if save_path is not None:
         agent.save(save_path)
@@ -180,12 +193,40 @@ def train(
         "env_steps": collector.env_steps,
         "wall_s": collector.env_steps / sps,
         "sps": sps,
-        "final_eval_return": evals[-1][1],
+        "final_eval_return": final_return,
+        "last_eval_return": evals[-1][1],
+        "restored_best": restored,
         "best_eval_return": best_value,
         "best_eval_steps": best_steps,
         "steps_to_target": steps_to_target,
         "evals": evals,
     }
+
+
+def keep_better(
+    agent: DQNAgent,
+    best_weights: dict[str, Any],
+    eval_envs: gym.vector.VectorEnv,
+    episodes: int,
+    seed: int,
+) -> tuple[float, bool]:
+    """Keep the final or the best-evaluated policy, whichever plays fresh episodes better.
+
+    Both play the same ``episodes`` start states, never used by an evaluation before, so the
+    returned figure is not the maximum of noisy evaluations it was picked by.
+
+    Returns:
+        The kept policy's mean return on those episodes and whether it is the best-evaluated.
+    """
+    fresh = seed + 20_000
+    final_weights = agent.alg.get_weights()
+    final_return = evaluate(eval_envs, agent.predict, episodes, seed=fresh).mean_return
+    agent.alg.set_weights(best_weights)
+    best_return = evaluate(eval_envs, agent.predict, episodes, seed=fresh).mean_return
+    if best_return > final_return:
+        return best_return, True
+    agent.alg.set_weights(final_weights)
+    return final_return, False
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
@@ -203,6 +244,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--eval-interval", type=int, default=2_500)
     parser.add_argument("--eval-episodes", type=int, default=10)
     parser.add_argument("--logdir", default=None, help="default: runs/<algo>_<env>_seed<seed>")
+    parser.add_argument(
+        "--no-restore-best",
+        action="store_true",
+        help="keep the final policy even when the best-evaluated one plays better",
+    )
     parser.add_argument("--quiet", action="store_true", help="hide the progress bar")
     args = parser.parse_args(argv)
     logdir = Path(args.logdir or f"runs/{args.algo}_{args.env}_seed{args.seed}")
@@ -221,15 +267,17 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         logdir=logdir,
         save_path=logdir / "model.ckpt",
         best_save_path=logdir / "best_model.ckpt",
+        restore_best=not args.no_restore_best,
         progress=not args.quiet,
     )
     logger.info(
         "final evaluation: mean greedy return %.1f over %d episodes after %d env steps "
-        "(%.0f env steps/s); best %.1f at %d steps; checkpoints in %s",
+        "(%.0f env steps/s%s); best %.1f at %d steps; checkpoints in %s",
         result["final_eval_return"],
         args.eval_episodes,
         result["env_steps"],
         result["sps"],
+        ", the best-evaluated policy restored" if result["restored_best"] else "",
         result["best_eval_return"],
         result["best_eval_steps"],
         logdir,

@@ -440,3 +440,29 @@ def test_ppo_example_runs(tmp_path, env_id):
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert "final evaluation: mean return" in result.stdout
+
+
+def test_actions_are_checked_on_every_call_after_the_first_has_read_the_width():
+    alg = PPO(LinearDiscrete(3, 2))
+    good = np.array([0, 1, 0, 1, 1])
+    alg.learn(OBS, good, OLD_VALUE, RETURNS, RETURNS, ADV)
+    before = alg.get_weights()
+    for bad in (good + 1, paddle.to_tensor(good - 1)):  # numpy and tensor input
+        with pytest.raises(ValueError, match=r"in \[0, 2\)"):
+            alg.learn(OBS, bad, OLD_VALUE, RETURNS, RETURNS, ADV)
+        with pytest.raises(ValueError, match=r"in \[0, 2\)"):
+            alg.learn_epochs(OBS, bad, OLD_VALUE, RETURNS, RETURNS, ADV, 2, 1)
+    for name, value in alg.get_weights().items():
+        np.testing.assert_array_equal(value, before[name])
+
+
+def test_one_minibatch_epochs_are_full_batch_learn_steps():
+    looped, epochs = PPO(LinearDiscrete(3, 2)), PPO(LinearDiscrete(3, 2))
+    weights = _set(looped.model)
+    epochs.model.set_weights(weights)
+    actions = np.array([0, 1, 0, 1, 1])
+    losses = [looped.learn(OBS, actions, OLD_VALUE, RETURNS, RETURNS, ADV) for _ in range(3)]
+    mean = epochs.learn_epochs(OBS, actions, OLD_VALUE, RETURNS, RETURNS, ADV, 3, 1)
+    np.testing.assert_allclose(mean, np.mean(losses, axis=0), rtol=1e-5, atol=1e-6)
+    for name, value in looped.get_weights().items():
+        np.testing.assert_allclose(epochs.get_weights()[name], value, rtol=1e-5, atol=1e-6)

@@ -318,3 +318,25 @@ def test_save_failure_keeps_old_file(tmp_path: Path, monkeypatch: pytest.MonkeyP
         filled(count=3).save(tmp_path / "rpm.npz")
     assert (tmp_path / "rpm.npz").read_bytes() == old
     assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_sample_tensor_batches_draws_as_sample_batch_does() -> None:
+    paddle = pytest.importorskip("paddle", reason="tensor batches need paddle")
+    one_by_one, at_once = filled(), filled()  # both seeded with 0
+    expected = [one_by_one.sample_batch(4) for _ in range(3)]
+    batches = at_once.sample_tensor_batches(4, 3)
+    assert len(batches) == 3
+    for numpy_batch, tensor_batch in zip(expected, batches, strict=True):
+        assert isinstance(tensor_batch.obs, paddle.Tensor)
+        assert tensor_batch.terminal.dtype == paddle.float32
+        assert tensor_batch.action.dtype == paddle.int64
+        for array, tensor in zip(numpy_batch, tensor_batch, strict=True):
+            np.testing.assert_array_equal(tensor.numpy(), array.astype(tensor.numpy().dtype))
+
+
+def test_sample_tensor_batches_refuses_bad_sizes() -> None:
+    pytest.importorskip("paddle", reason="tensor batches need paddle")
+    with pytest.raises(ValueError, match="num_batches"):
+        filled().sample_tensor_batches(4, 0)
+    with pytest.raises(ValueError, match="empty"):
+        ReplayMemory(4, 2, 0).sample_tensor_batches(4, 2)

@@ -84,9 +84,14 @@ class _DiscreteActions:
         "action space, or cast discrete actions with .astype('int64')"
     )
 
-    def check_fits(self, dist: Distribution, action: paddle.Tensor, where: str) -> None:
+    def width(self, dist: Distribution) -> int:
+        """The number of actions of the model's policy."""
         assert isinstance(dist, Categorical)
-        check_action_range(action, dist.logits.shape[-1], where)
+        return dist.logits.shape[-1]
+
+    def check_fits(self, width: int, given: Any, action: paddle.Tensor, where: str) -> None:
+        # Numpy input is checked before it becomes a tensor: no host read of the tensor.
+        check_action_range(action if isinstance(given, paddle.Tensor) else given, width, where)
 
 
 class _ContinuousActions:
@@ -115,12 +120,16 @@ class _ContinuousActions:
         "with continuous_action=False for a Discrete action space"
     )
 
-    def check_fits(self, dist: Distribution, action: paddle.Tensor, where: str) -> None:
+    def width(self, dist: Distribution) -> int:
+        """The action dimension of the model's policy."""
         assert isinstance(dist, DiagGaussian)
-        if action.shape[1] != dist.mean.shape[-1]:
+        return dist.mean.shape[-1]
+
+    def check_fits(self, width: int, given: Any, action: paddle.Tensor, where: str) -> None:
+        if action.shape[1] != width:
             raise ValueError(
                 f"{where}: actions have {action.shape[1]} dimensions but model.policy "
-                f"returns a {dist.mean.shape[-1]}-dimensional mean"
+                f"returns a {width}-dimensional mean"
             )
 
 
@@ -223,10 +232,13 @@ class PPO(parl.Algorithm):
         self._actions = (
             _ContinuousActions() if self.config.continuous_action else _DiscreteActions()
         )
+        self._action_width: int | None = None
+        # Walking the layer tree for its parameters costs more than a small layer's matmul.
+        self._parameters = self.model.parameters()
         self.optimizer = paddle.optimizer.Adam(
             learning_rate=self.config.initial_lr,
             epsilon=self.config.eps,
-            parameters=self.model.parameters(),
+            parameters=self._parameters,
             use_multi_tensor=True,
         )
 
@@ -323,7 +335,7 @@ class PPO(parl.Algorithm):
         self.optimizer.clear_grad()
         loss.backward()
         if cfg.max_grad_norm is not None:
-            clip_grad_norm_(self.model.parameters(), cfg.max_grad_norm)
+            clip_grad_norm_(self._parameters, cfg.max_grad_norm)
         self.optimizer.step()
         return paddle.stack([value_loss, action_loss, entropy_loss]).detach()
 
@@ -340,9 +352,14 @@ class PPO(parl.Algorithm):
         obs = as_batch_obs(batch_obs, where)
         batch = obs.shape[0]
         action = self._actions.convert(batch_action, batch, where, self._actions.hint)
-        # One tiny forward and one host read check the actions against the model's outputs.
-        with paddle.no_grad():
-            self._actions.check_fits(self._distribution(obs[:1], where, 1), action, where)
+        if self._action_width is None:
+            # One tiny forward, once: the width of the policy's output does not change.
+            with paddle.no_grad():
+                self._action_width = self._actions.width(self._distribution(obs[:1], where, 1))
+        given = (
+            batch_action if isinstance(batch_action, paddle.Tensor) else np.asarray(batch_action)
+        )
+        self._actions.check_fits(self._action_width, given, action, where)
         return (
             obs,
             action,
@@ -448,6 +465,10 @@ class PPO(parl.Algorithm):
         rng = rng if rng is not None else np.random.default_rng()
         losses = []
         for _ in range(epochs):
+            if num_minibatches == 1:
+                # A full-batch step does not depend on the order: no shuffle, no gather.
+                losses.append(self._step(*tensors, where))
+                continue
             order = paddle.to_tensor(rng.permutation(batch))
             for start in range(0, batch, size):
                 index = order[start : start + size]

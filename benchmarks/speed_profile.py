@@ -1,0 +1,172 @@
+"""Where a training run's time goes: cProfile of the examples the speed benchmark runs.
+
+Runs ``examples/PPO/train.py`` and ``examples/DQN/train.py`` with the configs of
+``benchmarks/sb3_speed.py`` under :mod:`cProfile` and sums the inclusive time of the functions
+that make up each part of a training round (env stepping, acting, host↔tensor conversion,
+forward, backward, optimizer, checks, replay memory, logging, evaluation)::
+
+    python benchmarks/speed_profile.py [--steps 20000] [--label after]
+
+Appends a section to ``benchmarks/results/speed-profile.md``. Buckets are inclusive times of
+the listed functions, so a bucket can contain another (acting contains its conversions and its
+forward); the note under each table says which. cProfile adds its own per-call cost, which
+weighs most on many tiny Python calls: read the shares, not the seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import os
+import pstats
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from _report import commit, load_example, machine, markdown_table  # noqa: E402
+
+# (bucket, (file suffix, function name) pairs whose inclusive times it sums, note).
+# Only functions at the top of their bucket are listed, so a bucket counts no call twice.
+Bucket = tuple[str, list[tuple[str, str]], str]
+
+SHARED_BUCKETS: list[Bucket] = [
+    ("host reads (all)", [("", "numpy"), ("", "tolist")], "Tensor.numpy / tolist anywhere"),
+    ("to_tensor (all)", [("paddle/tensor/creation.py", "to_tensor")], "numpy → tensor anywhere"),
+    (
+        "logging",
+        [
+            ("parl/utils/summary.py", "add_scalars"),
+            ("parl/utils/rollout.py", "log_episodes"),
+            ("tqdm/std.py", "update"),
+        ],
+        "",
+    ),
+    ("evaluation", [("parl/utils/evaluation.py", "evaluate")], "greedy evaluations"),
+]
+
+PPO_BUCKETS: list[Bucket] = [
+    ("env stepping", [("gymnasium/vector/sync_vector_env.py", "step")], "SyncVectorEnv.step"),
+    ("acting", [("PPO/agent.py", "sample")], "PPOAgent.sample: conversion + forward + sampling"),
+    (
+        "bootstrap values (GAE)",
+        [("PPO/agent.py", "value"), ("parl/utils/rl_utils.py", "compute_gae")],
+        "value calls of truncations and the last obs, GAE",
+    ),
+    ("learn (total)", [("parl_algos_pg/ppo.py", "learn_epochs")], "everything below"),
+    ("· checks", [("parl_algos_pg/ppo.py", "_prepare")], "conversion + the action check"),
+    ("· minibatch gather", [("", "gather")], "paddle.gather per minibatch"),
+    ("· forward + loss", [("parl_algos_pg/ppo.py", "_value"), ("", "_distribution")], ""),
+    ("· backward", [("", "backward")], "Tensor.backward"),
+    (
+        "· optimizer",
+        [("parl/core/optim.py", "clip_grad_norm_"), ("paddle/optimizer/adam.py", "step")],
+        "grad clipping + Adam",
+    ),
+    *SHARED_BUCKETS,
+]
+
+DQN_BUCKETS: list[Bucket] = [
+    ("env stepping", [("gymnasium/vector/sync_vector_env.py", "step")], "SyncVectorEnv.step"),
+    ("acting", [("parl_algos_dqn/agent.py", "sample")], "DQNAgent.sample: conversion + forward"),
+    ("replay append", [("parl/utils/replay_memory.py", "append_batch")], ""),
+    (
+        "replay sample",
+        [
+            ("parl/utils/replay_memory.py", "sample_batch"),
+            ("parl/utils/replay_memory.py", "sample_tensor_batches"),
+        ],
+        "index draw + numpy gather (+ one to_tensor per field when sampling tensors)",
+    ),
+    ("learn (total)", [("parl_algos_dqn/agent.py", "learn")], "everything below"),
+    ("· checks + conversion", [("parl_algos_dqn/dqn.py", "_check_batch")], "as_batch_* per step"),
+    ("· target (no grad)", [("", "_next_value")], "bootstrap value"),
+    ("· forward + loss", [("parl_algos_dqn/dqn.py", "_q_values")], "all forwards incl. target"),
+    ("· backward", [("", "backward")], "Tensor.backward"),
+    (
+        "· optimizer",
+        [("parl/core/optim.py", "clip_grad_norm_"), ("paddle/optimizer/adam.py", "step")],
+        "grad clipping + Adam",
+    ),
+    ("· target sync", [("parl_algos_dqn/dqn.py", "sync_target")], ""),
+    *SHARED_BUCKETS,
+]
+
+
+def run_ppo(steps: int, logdir: str) -> None:
+    load_example("PPO").train(
+        "CartPole-v1", 0, logdir=logdir, quiet=True, total_steps=steps, eval_every=10 * steps
+    )
+
+
+def run_dqn(steps: int, logdir: str) -> None:
+    load_example("DQN").train(
+        env_id="CartPole-v1",
+        total_steps=steps,
+        eval_interval=10 * steps,
+        logdir=logdir,
+        progress=False,
+    )
+
+
+def profile(run: Callable[[int, str], None], steps: int) -> pstats.Stats:
+    profiler = cProfile.Profile()
+    with tempfile.TemporaryDirectory() as logdir:
+        profiler.enable()
+        run(steps, logdir)
+        profiler.disable()
+    return pstats.Stats(profiler)
+
+
+def bucket_rows(stats: pstats.Stats, buckets: list[Bucket]) -> list[list[str]]:
+    table = stats.stats  # type: ignore[attr-defined]
+    total = max(ct for (_, _, _, ct, _) in table.values())
+    rows = []
+    for name, functions, note in buckets:
+        seconds, calls = 0.0, 0
+        for (filename, _, funcname), (_, ncalls, _, cumtime, _) in table.items():
+            for suffix, wanted in functions:
+                matches_name = funcname == wanted or funcname.endswith(f"'{wanted}'")
+                matches_name = matches_name or funcname.startswith(f"<method '{wanted}'")
+                if matches_name and filename.endswith(suffix):
+                    seconds += cumtime
+                    calls += ncalls
+        rows.append([name, f"{seconds:.2f}", f"{100 * seconds / total:.0f} %", calls, note])
+    rows.append(["**whole run**", f"{total:.2f}", "100 %", "", "train() under cProfile"])
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=20_000)
+    parser.add_argument("--label", default="", help="section title, e.g. 'before' or 'after'")
+    parser.add_argument("--algos", nargs="+", default=["PPO", "DQN"], choices=["PPO", "DQN"])
+    args = parser.parse_args()
+    sections = []
+    for algo in args.algos:
+        run, buckets = (run_ppo, PPO_BUCKETS) if algo == "PPO" else (run_dqn, DQN_BUCKETS)
+        rows = bucket_rows(profile(run, args.steps), buckets)
+        table = markdown_table(["part", "seconds", "share", "calls", "what"], rows)
+        sections.append(f"### {algo} CartPole-v1, {args.steps} env steps\n\n{table}\n")
+        print(sections[-1], flush=True)
+    command = "python benchmarks/speed_profile.py " + " ".join(sys.argv[1:])
+    threads = os.environ.get("OMP_NUM_THREADS", "unset")
+    text = (
+        f"## {args.label or 'profile'} (commit `{commit()}`)\n\n- command: "
+        f"`OMP_NUM_THREADS={threads} {command}`\n- machine: {machine()}\n\n" + "\n".join(sections)
+    )
+    out = HERE / "results" / "speed-profile.md"
+    if not out.exists():
+        out.write_text(
+            "# Where a training run's time goes (PPO and DQN, CartPole-v1)\n\n"
+            + (__doc__ or "").split("\n\n", 1)[1]
+            + "\n"
+        )
+    with out.open("a") as handle:
+        handle.write("\n" + text)
+
+
+if __name__ == "__main__":
+    main()
