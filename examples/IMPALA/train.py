@@ -196,7 +196,11 @@ def main() -> None:
     parser.add_argument("--total-steps", type=int)
     parser.add_argument("--num-actors", type=int, help="remote actors; 0: in this process")
     parser.add_argument("--envs-per-actor", type=int)
-    parser.add_argument("--address", help="an xparl master HOST:PORT (default: embedded)")
+    parser.add_argument(
+        "--address",
+        help="where actors run: an xparl HOST:PORT, 'ray' (a local Ray) or 'ray://HOST:PORT' "
+        "(default: an embedded xparl cluster)",
+    )
     parser.add_argument("--logdir")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args()
