@@ -108,7 +108,13 @@ class A2C(parl.Algorithm):
     # -- acting ---------------------------------------------------------------------------
 
     def _policy_and_value(self, obs: paddle.Tensor) -> tuple[Categorical, paddle.Tensor]:
-        logits, values = self.model.policy_and_value(obs)
+        try:
+            logits, values = self.model.policy_and_value(obs)
+        except ValueError as exc:
+            raise ValueError(
+                f"A2C: the model could not take observations {list(obs.shape)}; feed "
+                f"[batch, obs_dim] with the obs_dim it was built for ({exc})"
+            ) from exc
         if values.ndim >= 2 and values.shape[-1] == 1:
             values = values.squeeze(-1)
         return Categorical(logits), values

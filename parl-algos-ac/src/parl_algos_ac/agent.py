@@ -48,7 +48,8 @@ class ContinuousAgent(parl.Agent):
     ) -> None:
         if not isinstance(algorithm, DDPG):
             raise TypeError(
-                f"ContinuousAgent needs a DDPG, TD3 or SAC algorithm, got {type(algorithm).__name__}"
+                "ContinuousAgent needs a DDPG, TD3 or SAC algorithm, got "
+                f"{type(algorithm).__name__}"
             )
         if not expl_noise >= 0:
             raise ValueError(f"expl_noise must be >= 0, got {expl_noise!r}")

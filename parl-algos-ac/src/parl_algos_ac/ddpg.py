@@ -210,7 +210,7 @@ class DDPG(parl.Algorithm):
 
     def _next_action(self, next_obs: paddle.Tensor) -> paddle.Tensor:
         """The action the target is evaluated at: ``mu_target(s')``."""
-        return self.target_model.policy(next_obs)
+        return self._call(self.target_model.policy, next_obs)
 
     def _learn_critic(
         self, obs: paddle.Tensor, action: paddle.Tensor, target: paddle.Tensor
@@ -222,23 +222,27 @@ class DDPG(parl.Algorithm):
 
     def _actor_loss(self, obs: paddle.Tensor) -> paddle.Tensor:
         """``-mean Q_1(s, mu(s))``: the first critic judges the actor (TD3's choice too)."""
-        return -self._q(self.model, obs, self.model.policy(obs))[0].mean()
+        return -self._q(self.model, obs, self._call(self.model.policy, obs))[0].mean()
 
     def _learn_actor(self, obs: paddle.Tensor) -> paddle.Tensor:
         return _minimize(self.actor_optimizer, self._actor_loss(obs))
 
     def _q(self, model: parl.Model, obs: paddle.Tensor, action: paddle.Tensor) -> paddle.Tensor:
         """Every critic's Q values, ``[num_critics, B]``."""
-        where = f"{type(self).__name__}.learn"
+        q = self._call(model.value, obs, action)
+        return _stack_q(q, obs.shape[0], f"{type(self).__name__}.learn")
+
+    def _call(self, method: Any, obs: paddle.Tensor, *rest: paddle.Tensor) -> Any:
+        """Call a model method; a shape error names the inputs the model could not take."""
         try:
-            q = model.value(obs, action)
+            return method(obs, *rest)
         except ValueError as exc:
+            given = " with actions " + str(list(rest[0].shape)) if rest else ""
             raise ValueError(
-                f"{where}: the model could not take observations {list(obs.shape)} with actions "
-                f"{list(action.shape)}; feed [batch, obs_dim] and [batch, act_dim] with the "
-                f"dimensions the model was built for ({exc})"
+                f"{type(self).__name__}: model.{method.__name__} could not take observations "
+                f"{list(obs.shape)}{given}; feed [batch, obs_dim] (and [batch, act_dim]) with "
+                f"the dimensions the model was built for ({exc})"
             ) from exc
-        return _stack_q(q, obs.shape[0], where)
 
     def _check_batch(
         self, obs: Any, action: Any, reward: Any, next_obs: Any, terminal: Any

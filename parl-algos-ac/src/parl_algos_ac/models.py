@@ -11,6 +11,7 @@ matrix multiply per layer and returns ``[num_critics, B]``.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 
@@ -42,7 +43,7 @@ def mlp(in_dim: int, out_dim: int, hidden_sizes: Sequence[int]) -> paddle.nn.Seq
     """A ReLU MLP ``in_dim → hidden_sizes → out_dim`` with a linear output."""
     layers: list[paddle.nn.Layer] = []
     sizes = [positive_int("in_dim", in_dim), *hidden_sizes]
-    for fan_in, fan_out in zip(sizes[:-1], sizes[1:], strict=True):
+    for fan_in, fan_out in itertools.pairwise(sizes):
         layers += [paddle.nn.Linear(fan_in, fan_out, _uniform(fan_in), _uniform(fan_in))]
         layers.append(paddle.nn.ReLU())
     fan_in = sizes[-1]
@@ -68,11 +69,9 @@ class EnsembleMLP(paddle.nn.Layer):
         sizes = [positive_int("in_dim", in_dim), *hidden_sizes, 1]
         self.weights = paddle.nn.ParameterList()
         self.biases = paddle.nn.ParameterList()
-        for fan_in, fan_out in zip(sizes[:-1], sizes[1:], strict=True):
+        for fan_in, fan_out in itertools.pairwise(sizes):
             self.weights.append(
-                self.create_parameter(
-                    [self.num_members, fan_in, fan_out], attr=_uniform(fan_in)
-                )
+                self.create_parameter([self.num_members, fan_in, fan_out], attr=_uniform(fan_in))
             )
             self.biases.append(
                 self.create_parameter([self.num_members, 1, fan_out], attr=_uniform(fan_in))
@@ -197,7 +196,7 @@ class DiscreteActorCritic(parl.Model):
         super().__init__()
         sizes = [positive_int("obs_dim", obs_dim), *hidden_sizes]
         layers: list[paddle.nn.Layer] = []
-        for fan_in, fan_out in zip(sizes[:-1], sizes[1:], strict=True):
+        for fan_in, fan_out in itertools.pairwise(sizes):
             layers += [paddle.nn.Linear(fan_in, fan_out, _uniform(fan_in)), paddle.nn.Tanh()]
         self.trunk = paddle.nn.Sequential(*layers)
         self.pi = paddle.nn.Linear(sizes[-1], positive_int("act_dim", act_dim))

@@ -117,7 +117,7 @@ class SAC(DDPG):
     # -- acting ---------------------------------------------------------------------------
 
     def _distribution(self, obs: paddle.Tensor) -> TanhGaussian:
-        out = self.model.policy(obs)
+        out = self._call(self.model.policy, obs)
         if not (isinstance(out, (tuple, list)) and len(out) == 2):
             raise TypeError(
                 f"{type(self).__name__}: model.policy must return (mean, log_std), got "
@@ -133,9 +133,7 @@ class SAC(DDPG):
     def sample(self, obs: BatchLike) -> tuple[paddle.Tensor, paddle.Tensor]:
         """Return ``(action, log_prob)`` drawn from the policy (no gradients), as PARL's SAC."""
         with paddle.no_grad():
-            action, log_prob = self._distribution(
-                to_tensor(obs, "float32")
-            ).rsample_with_log_prob()
+            action, log_prob = self._distribution(to_tensor(obs, "float32")).rsample_with_log_prob()
             return action, log_prob
 
     # -- learning -------------------------------------------------------------------------

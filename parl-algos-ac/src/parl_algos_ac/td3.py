@@ -112,7 +112,7 @@ class TD3(DDPG):
 
     def _next_action(self, next_obs: paddle.Tensor) -> paddle.Tensor:
         """The smoothed target action ``clip(mu_target(s') + clipped noise, -1, 1)``."""
-        action = self.target_model.policy(next_obs)
+        action = self._call(self.target_model.policy, next_obs)
         noise = paddle.randn(action.shape, dtype=action.dtype) * self.config.policy_noise
         noise = noise.clip(-self.config.noise_clip, self.config.noise_clip)
         return (action + noise).clip(-1.0, 1.0)
