@@ -153,5 +153,5 @@ def docs(session: nox.Session) -> None:
 @nox.session(default=False)
 def bench(session: nox.Session) -> None:
     """Run a benchmark: ``nox -s bench -- <ALGO> <ENV> [--seeds 0 1 2]`` (see benchmarks/)."""
-    install_workspace(session)
+    install_workspace(session, "matplotlib>=3.8")
     session.run("python", "benchmarks/run.py", *session.posargs, env={"PYTHONHASHSEED": "0"})
