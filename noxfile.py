@@ -17,7 +17,14 @@ nox.options.reuse_venv = "yes"
 nox.options.sessions = ["lint", "typecheck", "tests", "packaging", "plugin", "examples", "docs"]
 
 ROOT = Path(__file__).parent
-PACKAGES = ["parl-core", "parl-utils", "parl-remote", "parl-algos-pg", "parl-algos-dqn"]
+PACKAGES = [
+    "parl-core",
+    "parl-utils",
+    "parl-remote",
+    "parl-algos-pg",
+    "parl-algos-dqn",
+    "parl-algos-ac",
+]
 # Released together and pinned to each other; the rest are plugins.
 NAMESPACE_OWNER = "parl-core"
 EDITABLE = ["-e", "./parl-core[paddle,testing]", *[x for p in PACKAGES[1:] for x in ("-e", p)]]
@@ -50,6 +57,7 @@ def typecheck(session: nox.Session) -> None:
     """Type-check every package with mypy (by module: parl's portions live in several roots)."""
     install_workspace(session, "mypy>=1.10")
     packages = ["parl", "parl.utils", "parl.env", "parl.remote", "parl_algos_pg", "parl_algos_dqn"]
+    packages.append("parl_algos_ac")
     session.run("mypy", *(arg for package in packages for arg in ("-p", package)))
 
 
@@ -113,12 +121,17 @@ def plugin(session: nox.Session) -> None:
     session.run("pytest", "-p", "no:cacheprovider", str(PLUGIN_TEMPLATE / "tests"))
 
 
+OFF_POLICY_TINY = ["--total-steps", "300", "--learning-starts", "100", "--eval-interval", "300"]
+OFF_POLICY_TINY += ["--eval-episodes", "2", "--quiet"]
 # DQN runs without --quiet: nox's output is not a terminal, so its progress comes as log lines.
 EXAMPLE_RUNS = [
     ["examples/QuickStart/train.py", "--max-episodes", "3", "--quiet"],
     ["examples/DQN/train.py", "--total-steps", "600"],
     ["examples/PPO/train.py", "--env", "CartPole-v1", "--total-steps", "1024", "--quiet"],
     ["examples/PPO/train.py", "--env", "Pendulum-v1", "--total-steps", "1024", "--quiet"],
+    *([f"examples/{algo}/train.py", *OFF_POLICY_TINY] for algo in ("SAC", "TD3", "DDPG")),
+    # Two remote samplers on a real embedded xparl cluster.
+    ["examples/A2C/train.py", "--total-steps", "1024", "--eval-interval", "1024", "--quiet"],
 ]
 
 
