@@ -40,7 +40,7 @@ class A2CConfig(AlgorithmConfig):
 
 
 def _learning_rate(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value > 0:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not float(value) > 0:
         raise ValueError(f"learning_rate must be a positive number, got {value!r}")
     return float(value)
 

@@ -9,7 +9,7 @@ critic's target and the actor's loss.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import parl
 from parl.core.batch import (
@@ -110,7 +110,7 @@ class DDPG(parl.Algorithm):
         [2, 1]
     """
 
-    Config = DDPGConfig
+    Config: ClassVar[type[AlgorithmConfig]] = DDPGConfig
     config: DDPGConfig
     model: parl.Model
     target_model: parl.Model
