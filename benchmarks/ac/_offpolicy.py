@@ -63,9 +63,15 @@ def report(algo: str, env_id: str, seeds: list[int], results: list[dict[str, Any
     stem = RESULTS / f"{algo}-{env_id}"
     config = CONFIGS[env_id]
     command = f"nox -s bench -- {algo} {env_id} --seeds {' '.join(map(str, seeds))}"
-    record = {"command": command, "commit": commit(), "machine": machine(), "config": config}
-    record["runs"] = results
-    stem.with_suffix(".json").write_text(json.dumps(record, indent=1, default=list) + "\n")
+    for result in results:
+        result |= {"command": command, "commit": commit(), "machine": machine()}
+    # Seeds run in separate invocations accumulate; a rerun of a seed replaces it.
+    json_path = stem.with_suffix(".json")
+    kept = json.loads(json_path.read_text())["runs"] if json_path.exists() else []
+    fresh = {r["seed"] for r in results}
+    results = sorted([r for r in kept if r["seed"] not in fresh] + results, key=lambda r: r["seed"])
+    record = {"config": config, "runs": results}
+    json_path.write_text(json.dumps(record, indent=1, default=list) + "\n")
     figure, axes = plt.subplots(figsize=(6, 4))
     for result in results:
         steps, returns = zip(*result["evals"], strict=True)
@@ -91,8 +97,9 @@ def report(algo: str, env_id: str, seeds: list[int], results: list[dict[str, Any
     header = ["seed", "env steps", "wall s", "env steps/s", "first eval >= target"]
     header += ["final eval", "best eval"]
     stem.with_suffix(".md").write_text(
-        f"# {algo} on {env_id}\n\n- command: `{command}`\n- commit: `{commit()}`\n"
-        f"- machine: {machine()}\n- target: mean greedy return over 10 episodes >= "
+        f"# {algo} on {env_id}\n\n"
+        + "".join(f"- seed {r['seed']}: `{r['command']}` at `{r['commit']}`\n" for r in results)
+        + f"- machine: {results[-1]['machine']}\n- target: mean greedy return over 10 episodes >= "
         f"{config['target_return']} within {config['total_steps']} env steps\n"
         f"- config: `{json.dumps(config, default=list)}`\n\n"
         + markdown_table(header, rows)
