@@ -79,7 +79,7 @@ class A2C(parl.Algorithm):
     Examples:
         >>> from parl_algos_ac import A2C, DiscreteActorCritic
         >>> alg = A2C(DiscreteActorCritic(4, 2), vf_loss_coeff=0.5)
-        >>> alg.predict(np.zeros((3, 4), np.float32)).shape
+        >>> list(alg.predict(paddle.zeros([3, 4])).shape)
         [3]
     """
 

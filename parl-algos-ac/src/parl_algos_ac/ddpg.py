@@ -106,7 +106,7 @@ class DDPG(parl.Algorithm):
     Examples:
         >>> from parl_algos_ac import DDPG, DeterministicActorCritic
         >>> alg = DDPG(DeterministicActorCritic(3, 1), gamma=0.99, tau=0.005)
-        >>> alg.predict(np.zeros((2, 3), np.float32)).shape
+        >>> list(alg.predict(np.zeros((2, 3), np.float32)).shape)
         [2, 1]
     """
 

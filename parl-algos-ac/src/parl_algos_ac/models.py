@@ -130,7 +130,7 @@ class DeterministicActorCritic(_ContinuousActorCritic):
     Examples:
         >>> model = DeterministicActorCritic(3, 1, hidden_sizes=(32, 32), num_critics=2)
         >>> obs = paddle.zeros([5, 3])
-        >>> model.value(obs, model.policy(obs)).shape
+        >>> list(model.value(obs, model.policy(obs)).shape)
         [2, 5]
     """
 
