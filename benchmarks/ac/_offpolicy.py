@@ -52,8 +52,17 @@ def run(algo: str, env_id: str, seed: int) -> dict[str, Any]:
     return result
 
 
-def report(algo: str, env_id: str, seeds: list[int], results: list[dict[str, Any]]) -> Path:
-    """Write the runs as JSON, a markdown table and a PNG of the evaluation curves."""
+def report(
+    algo: str,
+    env_id: str,
+    seeds: list[int],
+    results: list[dict[str, Any]],
+    config: dict[str, Any] | None = None,
+) -> Path:
+    """Write the runs as JSON, a markdown table and a PNG of the evaluation curves.
+
+    ``config`` is the benchmark's settings (default: this module's ``CONFIGS[env_id]``).
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -61,7 +70,7 @@ def report(algo: str, env_id: str, seeds: list[int], results: list[dict[str, Any
 
     RESULTS.mkdir(exist_ok=True)
     stem = RESULTS / f"{algo}-{env_id}"
-    config = CONFIGS[env_id]
+    config = CONFIGS[env_id] if config is None else config
     command = f"nox -s bench -- {algo} {env_id} --seeds {' '.join(map(str, seeds))}"
     for result in results:
         result |= {"command": command, "commit": commit(), "machine": machine()}
