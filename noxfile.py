@@ -35,6 +35,7 @@ PACKAGES = [
     "parl-algos-pg",
     "parl-algos-dqn",
     "parl-algos-impala",
+    "parl-algos-ac",
 ]
 # Released together and pinned to each other; the rest are plugins.
 NAMESPACE_OWNER = "parl-core"
@@ -108,6 +109,7 @@ def typecheck(session: nox.Session) -> None:
         "parl_algos_pg",
         "parl_algos_dqn",
         "parl_algos_impala",
+        "parl_algos_ac",
     ]
     session.run("mypy", *(arg for package in packages for arg in ("-p", package)))
 
@@ -172,6 +174,8 @@ def plugin(session: nox.Session) -> None:
     session.run("pytest", "-p", "no:cacheprovider", str(PLUGIN_TEMPLATE / "tests"))
 
 
+OFF_POLICY_TINY = ["--total-steps", "300", "--learning-starts", "100", "--eval-interval", "300"]
+OFF_POLICY_TINY += ["--eval-episodes", "2", "--quiet"]
 # DQN runs without --quiet: nox's output is not a terminal, so its progress comes as log lines.
 EXAMPLE_RUNS = [
     ["examples/QuickStart/train.py", "--max-episodes", "3", "--quiet"],
@@ -192,6 +196,9 @@ EXAMPLE_RUNS = [
         "100",
         "--quiet",
     ],
+    *([f"examples/{algo}/train.py", *OFF_POLICY_TINY] for algo in ("SAC", "TD3", "DDPG")),
+    # Two remote samplers on a real embedded xparl cluster.
+    ["examples/A2C/train.py", "--total-steps", "1024", "--eval-interval", "1024", "--quiet"],
 ]
 
 

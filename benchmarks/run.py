@@ -84,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
         + "\n"
     )
     print(f"wrote {out}")
+    if hasattr(module, "report"):  # a family's own report (curves, JSON)
+        print(f"wrote {module.report(args.env, args.seeds, results)}")
     return 0 if all(r.get("passed") for r in results) else 1
 
 

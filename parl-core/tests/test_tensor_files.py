@@ -124,3 +124,9 @@ def test_garbage_and_bad_metadata_are_clear_errors(tmp_path: Path) -> None:
     listed.write_bytes(safetensors.numpy.save({"a": np.zeros(1)}, metadata={"parl": "[1, 2]"}))
     with pytest.raises(CheckpointError, match="not a JSON object"):
         read_tensor_file(listed)
+
+
+def test_scalars_keep_their_shape(tmp_path: Path) -> None:
+    path = tmp_path / "scalars.safetensors"
+    write_tensor_file(path, {"log_alpha": np.array(-1.5, np.float32)}, {})
+    assert read_tensor_file(path).tensors["log_alpha"].shape == ()

@@ -71,7 +71,8 @@ def write_tensor_file(
     """
     arrays = {}
     for name, value in tensors.items():
-        array = np.ascontiguousarray(value)
+        # np.ascontiguousarray turns a 0-d array (a learnable scalar) into shape (1,).
+        array = np.require(value, requirements="C")
         if array.dtype.kind not in "biuf":
             raise TypeError(f"cannot save {name!r}: dtype {array.dtype} is not a number type")
         arrays[name] = array

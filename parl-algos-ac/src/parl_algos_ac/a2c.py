@@ -1,0 +1,197 @@
+"""Advantage Actor-Critic (A2C), PARL's synchronous A3C, and its hyperparameters."""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping
+from typing import Any
+
+import parl
+from parl.core.batch import (
+    BatchLike,
+    as_batch_actions,
+    as_batch_obs,
+    as_batch_vector,
+    check_action_range,
+    to_tensor,
+)
+from parl.core.config import AlgorithmConfig
+from parl.core.distributions import Categorical
+from parl.core.optim import clip_grad_norm_
+
+import paddle
+import paddle.nn.functional as F
+from pydantic import NonNegativeFloat, PositiveFloat
+
+__all__ = ["A2C", "A2CConfig"]
+
+
+class A2CConfig(AlgorithmConfig):
+    """Hyperparameters of :class:`A2C` (PARL's names and values)."""
+
+    vf_loss_coeff: NonNegativeFloat = 0.5
+    """Weight of the value loss in the total loss."""
+
+    initial_lr: PositiveFloat = 1e-3
+    """Adam's learning rate until :meth:`A2C.learn` sets another (PARL hard-coded 0.001)."""
+
+    max_grad_norm: PositiveFloat | None = 40.0
+    """Clip the global gradient norm to this before each step (PARL: 40); None disables it."""
+
+
+def _learning_rate(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not float(value) > 0:
+        raise ValueError(f"learning_rate must be a positive number, got {value!r}")
+    return float(value)
+
+
+def _entropy_coeff(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(
+            f"entropy_coeff must be a number (negative, e.g. -0.01, to maximise entropy), got "
+            f"{value!r}"
+        )
+    return float(value)
+
+
+class A2C(parl.Algorithm):
+    """Advantage Actor-Critic, A2C: the synchronous variant of A3C (Mnih et al., ICML 2016).
+
+    Paper: "Asynchronous Methods for Deep Reinforcement Learning", arXiv:1602.01783.
+
+    One :meth:`learn` call is one gradient step on a batch of ``(obs, action, advantage,
+    target value)`` with PARL 2.x's conventions: **sums** over the batch, not means, and an
+    entropy coefficient that is *added*, so a negative one (PARL's ``-0.01``) maximises
+    entropy::
+
+        pi_loss    = -sum(log pi(a|s) · A)
+        vf_loss    = 0.5 · sum((V(s) - target)²)
+        entropy    = sum(H(pi(·|s)))
+        total_loss = pi_loss + vf_loss_coeff · vf_loss + entropy_coeff · entropy
+
+    Adam with the global gradient norm clipped to ``max_grad_norm`` (40); the learning rate is
+    set on every call, as PARL's schedule does. Log-probabilities come from ``log_softmax``
+    (:class:`~parl.core.distributions.Categorical`).
+
+    Model contract (checked at construction): ``policy(obs)`` → logits ``[B, act_dim]``;
+    ``value(obs)`` → ``[B]`` or ``[B, 1]``; ``policy_and_value(obs)`` → both from one pass.
+
+    Examples:
+        >>> from parl_algos_ac import A2C, DiscreteActorCritic
+        >>> alg = A2C(DiscreteActorCritic(4, 2), vf_loss_coeff=0.5)
+        >>> list(alg.predict(paddle.zeros([3, 4])).shape)
+        [3]
+    """
+
+    Config = A2CConfig
+    config: A2CConfig
+    model: parl.Model
+    required_model_methods = ("policy", "value", "policy_and_value")
+
+    def __init__(
+        self,
+        model: parl.Model,
+        vf_loss_coeff: float | None = None,
+        *,
+        config: A2CConfig | Mapping[str, Any] | None = None,
+        **options: Any,
+    ) -> None:
+        if model is None:
+            raise TypeError("A2C needs a model with policy(), value() and policy_and_value()")
+        super().__init__(model, config=config, vf_loss_coeff=vf_loss_coeff, **options)
+        self.optimizer = paddle.optimizer.Adam(
+            learning_rate=self.config.initial_lr,
+            parameters=self.model.parameters(),
+            use_multi_tensor=True,
+        )
+
+    # -- acting ---------------------------------------------------------------------------
+
+    def _policy_and_value(self, obs: paddle.Tensor) -> tuple[Categorical, paddle.Tensor]:
+        try:
+            logits, values = self.model.policy_and_value(obs)
+        except ValueError as exc:
+            raise ValueError(
+                f"A2C: the model could not take observations {list(obs.shape)}; feed "
+                f"[batch, obs_dim] with the obs_dim it was built for ({exc})"
+            ) from exc
+        if values.ndim >= 2 and values.shape[-1] == 1:
+            values = values.squeeze(-1)
+        return Categorical(logits), values
+
+    def prob_and_value(self, obs: BatchLike) -> tuple[paddle.Tensor, paddle.Tensor]:
+        """Return the action probabilities ``[B, act_dim]`` and values ``[B]`` (no grad)."""
+        with paddle.no_grad():
+            dist, values = self._policy_and_value(to_tensor(obs, "float32"))
+            return dist.probs, values
+
+    def sample(self, obs: BatchLike) -> tuple[paddle.Tensor, paddle.Tensor]:
+        """Return sampled actions ``[B]`` (int64) and the values ``[B]`` (no gradients)."""
+        with paddle.no_grad():
+            dist, values = self._policy_and_value(to_tensor(obs, "float32"))
+            return dist.sample(), values
+
+    def predict(self, obs: BatchLike) -> paddle.Tensor:
+        """Return the greedy actions (argmax of the logits); one obs or a batch."""
+        with paddle.no_grad():
+            return self.model.policy(to_tensor(obs, "float32")).argmax(axis=-1)
+
+    def value(self, obs: BatchLike) -> paddle.Tensor:
+        """Return state values ``[B]`` (no gradients); ``[B, 1]`` is squeezed."""
+        with paddle.no_grad():
+            values = self.model.value(to_tensor(obs, "float32"))
+            return values.squeeze(-1) if values.ndim >= 2 and values.shape[-1] == 1 else values
+
+    # -- learning -------------------------------------------------------------------------
+
+    def learn(
+        self,
+        obs: BatchLike,
+        actions: BatchLike,
+        advantages: BatchLike,
+        target_values: BatchLike,
+        learning_rate: float,
+        entropy_coeff: float,
+    ) -> tuple[paddle.Tensor, paddle.Tensor, paddle.Tensor, paddle.Tensor]:
+        """Take one gradient step (PARL's signature).
+
+        Args:
+            obs: observations ``[B, obs_dim]``.
+            actions: the actions taken, integers ``[B]`` or ``[B, 1]``.
+            advantages: ``[B]`` (e.g. GAE from ``parl.utils.compute_gae``).
+            target_values: value targets ``[B]``.
+            learning_rate: Adam's learning rate from this step on, > 0.
+            entropy_coeff: weight of the summed entropy; negative maximises entropy.
+
+        Returns:
+            ``(total_loss, pi_loss, vf_loss, entropy)`` as scalar tensors.
+        """
+        where = "A2C.learn"
+        learning_rate = _learning_rate(learning_rate)
+        entropy_coeff = _entropy_coeff(entropy_coeff)
+        obs = as_batch_obs(obs, where)
+        batch = obs.shape[0]
+        actions = as_batch_actions(actions, batch, where)
+        advantages = as_batch_vector(advantages, batch, "advantages", where)
+        target_values = as_batch_vector(target_values, batch, "target_values", where)
+        dist, values = self._policy_and_value(obs)
+        if list(values.shape) != [batch] or list(dist.batch_shape) != [batch]:
+            raise ValueError(
+                f"{where}: model.policy_and_value gave logits {list(dist.logits.shape)} and "
+                f"values {list(values.shape)} for {batch} observations; expected "
+                f"[{batch}, act_dim] and [{batch}]"
+            )
+        check_action_range(actions, dist.logits.shape[-1], where)
+
+        pi_loss = -(dist.log_prob(actions) * advantages).sum()
+        vf_loss = 0.5 * F.mse_loss(values, target_values, reduction="sum")
+        entropy = dist.entropy().sum()
+        total_loss = pi_loss + self.config.vf_loss_coeff * vf_loss + entropy_coeff * entropy
+
+        self.optimizer.set_lr(learning_rate)
+        self.optimizer.clear_grad()
+        total_loss.backward()
+        if self.config.max_grad_norm is not None:
+            clip_grad_norm_(self.model.parameters(), self.config.max_grad_norm)
+        self.optimizer.step()
+        return total_loss.detach(), pi_loss.detach(), vf_loss.detach(), entropy.detach()

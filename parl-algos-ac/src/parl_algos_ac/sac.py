@@ -1,0 +1,185 @@
+"""Soft Actor-Critic (SAC) with a fixed or an automatically tuned temperature α."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import parl
+from parl.core.batch import BatchLike, to_tensor
+from parl.core.config import AlgorithmConfig
+from parl.core.distributions import TanhGaussian
+
+import paddle
+from pydantic import Field, PositiveFloat
+
+from parl_algos_ac.ddpg import DDPG, DDPGConfig, _minimize
+
+__all__ = ["SAC", "SACConfig"]
+
+
+class SACConfig(DDPGConfig):
+    """Hyperparameters of :class:`SAC`: PARL's, plus automatic entropy tuning."""
+
+    actor_lr: float = Field(3e-4, gt=0.0)
+    """Learning rate of the actor's Adam optimizer."""
+
+    critic_lr: float = Field(3e-4, gt=0.0)
+    """Learning rate of the critics' Adam optimizer."""
+
+    alpha: PositiveFloat | Literal["auto"] = 0.2
+    """Entropy temperature α; ``"auto"`` learns it so that the policy's entropy tracks
+    ``target_entropy`` (PARL 2.x had only a fixed α)."""
+
+    initial_alpha: PositiveFloat = 1.0
+    """The starting α with ``alpha="auto"``."""
+
+    alpha_lr: PositiveFloat | None = None
+    """Learning rate of α's Adam optimizer with ``alpha="auto"``; None uses ``actor_lr``."""
+
+    target_entropy: float | None = None
+    """The entropy α is tuned towards; None means ``-act_dim`` (Haarnoja et al.'s heuristic)."""
+
+
+class SAC(DDPG):
+    """Soft Actor-Critic, SAC (Haarnoja, Zhou, Abbeel and Levine, ICML 2018), with automatic
+    entropy tuning (Haarnoja et al., "Soft Actor-Critic Algorithms and Applications", 2018).
+
+    Paper: "Soft Actor-Critic: Off-Policy Maximum Entropy Deep Reinforcement Learning with a
+    Stochastic Actor", arXiv:1801.01290.
+
+    The policy is a tanh-squashed Gaussian (:class:`~parl.core.distributions.TanhGaussian`),
+    sampled with the reparameterisation trick. With ``a' ~ pi(s')``::
+
+        y           = r + gamma·(1 - terminal)·(min_k Q_target_k(s', a') - alpha·log pi(a'|s'))
+        critic_loss = sum_k mean((Q_k(s, a) - y)²)
+        actor_loss  = mean(alpha·log pi(a~|s) - min_k Q_k(s, a~)),   a~ ~ pi(s) (rsample)
+        alpha_loss  = -mean(log_alpha · (log pi(a~|s) + target_entropy))   (alpha="auto")
+
+    One policy pass over ``[obs; next_obs]`` serves the target and the actor loss, and all
+    critics run in one batched pass when the model stacks them
+    (:class:`~parl_algos_ac.models.GaussianActorCritic`). α is read from ``log_alpha`` before
+    the step; ``log_alpha`` (a learnable scalar with ``alpha="auto"``) and its optimizer are
+    saved in checkpoints. :attr:`alpha_loss` holds the last α loss for logging.
+
+    Model contract: ``policy(obs)`` → ``(mean, log_std)`` of the pre-squash Gaussian;
+    ``value(obs, act)`` → the critics' Q values (``(Q1, Q2)`` or ``[2, B]``);
+    ``get_actor_params()``, ``get_critic_params()``.
+
+    Examples:
+        >>> from parl_algos_ac import SAC, GaussianActorCritic
+        >>> alg = SAC(GaussianActorCritic(3, 1), alpha="auto")
+        >>> round(float(alg.alpha), 3)
+        1.0
+    """
+
+    Config = SACConfig
+    config: SACConfig
+    checkpoint_state = ("log_alpha",)
+
+    def __init__(
+        self,
+        model: parl.Model,
+        gamma: float | None = None,
+        tau: float | None = None,
+        alpha: float | Literal["auto"] | None = None,
+        actor_lr: float | None = None,
+        critic_lr: float | None = None,
+        *,
+        config: AlgorithmConfig | Mapping[str, Any] | None = None,
+        **options: Any,
+    ) -> None:
+        super().__init__(
+            model, gamma, tau, actor_lr, critic_lr, config=config, alpha=alpha, **options
+        )
+        cfg = self.config
+        auto = cfg.alpha == "auto"
+        start = cfg.initial_alpha if auto else float(cfg.alpha)
+        self.log_alpha = paddle.create_parameter(
+            [], "float32", default_initializer=paddle.nn.initializer.Constant(math.log(start))
+        )
+        self.log_alpha.stop_gradient = not auto
+        self.alpha_optimizer = (
+            paddle.optimizer.Adam(
+                learning_rate=cfg.alpha_lr or cfg.actor_lr, parameters=[self.log_alpha]
+            )
+            if auto
+            else None
+        )
+        self.alpha_loss: paddle.Tensor | None = None
+
+    @property
+    def alpha(self) -> paddle.Tensor:
+        """The current temperature ``exp(log_alpha)`` (a 0-d tensor, no gradient)."""
+        return self.log_alpha.detach().exp()
+
+    # -- acting ---------------------------------------------------------------------------
+
+    def _distribution(self, obs: paddle.Tensor) -> TanhGaussian:
+        out = self._call(self.model.policy, obs)
+        if not (isinstance(out, (tuple, list)) and len(out) == 2):
+            raise TypeError(
+                f"{type(self).__name__}: model.policy must return (mean, log_std), got "
+                f"{type(out).__name__}"
+            )
+        return TanhGaussian.from_log_std(*out)
+
+    def predict(self, obs: BatchLike) -> paddle.Tensor:
+        """Return the greedy action ``tanh(mean)`` (no gradients); one obs or a batch."""
+        with paddle.no_grad():
+            return self._distribution(to_tensor(obs, "float32")).mode()
+
+    def sample(self, obs: BatchLike) -> tuple[paddle.Tensor, paddle.Tensor]:
+        """Return ``(action, log_prob)`` drawn from the policy (no gradients), as PARL's SAC."""
+        with paddle.no_grad():
+            action, log_prob = self._distribution(to_tensor(obs, "float32")).rsample_with_log_prob()
+            return action, log_prob
+
+    # -- learning -------------------------------------------------------------------------
+
+    def learn(
+        self,
+        obs: BatchLike,
+        action: BatchLike,
+        reward: BatchLike,
+        next_obs: BatchLike,
+        terminal: BatchLike,
+    ) -> tuple[paddle.Tensor, paddle.Tensor]:
+        """A critic step, an actor step, an α step (``alpha="auto"``), a soft target update.
+
+        Arguments as :meth:`DDPG.learn`.
+
+        Returns:
+            ``(critic_loss, actor_loss)`` as scalar tensors, as PARL's SAC.
+        """
+        obs, action, reward, next_obs, terminal = self._check_batch(
+            obs, action, reward, next_obs, terminal
+        )
+        batch = obs.shape[0]
+        alpha = self.alpha
+        # One policy pass for both halves; gradients reach it only through the obs half.
+        sampled, log_prob = self._distribution(
+            paddle.concat([obs, next_obs])
+        ).rsample_with_log_prob()
+        with paddle.no_grad():
+            next_q = self._q(self.target_model, next_obs, sampled[batch:].detach()).min(axis=0)
+            soft_next = next_q - alpha * log_prob[batch:].detach()
+            target = reward + self.config.gamma * (1.0 - terminal) * soft_next
+        critic_loss = self._learn_critic(obs, action, target)
+
+        pi_log_prob = log_prob[:batch]
+        q_pi = self._q(self.model, obs, sampled[:batch]).min(axis=0)
+        actor_loss = _minimize(self.actor_optimizer, (alpha * pi_log_prob - q_pi).mean())
+        if self.alpha_optimizer is not None:
+            self._learn_alpha(pi_log_prob.detach(), action.shape[1])
+        self.sync_target()
+        return critic_loss, actor_loss
+
+    def _learn_alpha(self, log_prob: paddle.Tensor, act_dim: int) -> None:
+        assert self.alpha_optimizer is not None
+        target_entropy = self.config.target_entropy
+        if target_entropy is None:
+            target_entropy = -float(act_dim)
+        alpha_loss = -(self.log_alpha * (log_prob + target_entropy)).mean()
+        self.alpha_loss = _minimize(self.alpha_optimizer, alpha_loss)

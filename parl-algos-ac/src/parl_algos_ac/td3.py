@@ -1,0 +1,118 @@
+"""Twin Delayed DDPG (TD3) and its hyperparameters."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import parl
+from parl.core.batch import BatchLike
+from parl.core.config import AlgorithmConfig
+
+import paddle
+from pydantic import Field, NonNegativeFloat, PositiveInt
+
+from parl_algos_ac.ddpg import DDPG, DDPGConfig
+
+__all__ = ["TD3", "TD3Config"]
+
+
+class TD3Config(DDPGConfig):
+    """Hyperparameters of :class:`TD3`: DDPG's and PARL's three of TD3."""
+
+    actor_lr: float = Field(3e-4, gt=0.0)
+    """Learning rate of the actor's Adam optimizer."""
+
+    critic_lr: float = Field(3e-4, gt=0.0)
+    """Learning rate of the critics' Adam optimizer."""
+
+    policy_noise: NonNegativeFloat = 0.2
+    """Standard deviation of the Gaussian noise added to the target action (smoothing)."""
+
+    noise_clip: NonNegativeFloat = 0.5
+    """The smoothing noise is clipped to ``[-noise_clip, noise_clip]``."""
+
+    policy_freq: PositiveInt = 2
+    """Critic steps per actor step and target update (the "delayed" in TD3)."""
+
+
+class TD3(DDPG):
+    """Twin Delayed Deep Deterministic policy gradient, TD3 (Fujimoto, van Hoof and Meger, 2018).
+
+    Paper: "Addressing Function Approximation Error in Actor-Critic Methods", ICML 2018.
+
+    DDPG with three changes: the critic target takes the minimum of two target critics
+    (clipped double-Q), its action is smoothed,
+    ``a' = clip(mu_target(s') + clip(N(0, policy_noise), ±noise_clip), -1, 1)``, and the actor
+    and the target networks are updated only every ``policy_freq`` critic steps. Each critic
+    regresses on the same target; the actor maximises the first critic. The model's
+    ``value(obs, act)`` returns both critics (``(Q1, Q2)`` as in PARL, or ``[2, B]`` in one
+    batched pass as :class:`~parl_algos_ac.models.DeterministicActorCritic` with
+    ``num_critics=2``). The counter of ``learn`` calls is saved in checkpoints.
+
+    Examples:
+        >>> from parl_algos_ac import TD3, DeterministicActorCritic
+        >>> alg = TD3(DeterministicActorCritic(3, 1, num_critics=2), policy_freq=2)
+    """
+
+    Config = TD3Config
+    config: TD3Config
+    checkpoint_state = ("total_it",)
+
+    def __init__(
+        self,
+        model: parl.Model,
+        gamma: float | None = None,
+        tau: float | None = None,
+        actor_lr: float | None = None,
+        critic_lr: float | None = None,
+        policy_noise: float | None = None,
+        noise_clip: float | None = None,
+        policy_freq: int | None = None,
+        *,
+        config: AlgorithmConfig | Mapping[str, Any] | None = None,
+        **options: Any,
+    ) -> None:
+        super().__init__(
+            model,
+            gamma,
+            tau,
+            actor_lr,
+            critic_lr,
+            config=config,
+            policy_noise=policy_noise,
+            noise_clip=noise_clip,
+            policy_freq=policy_freq,
+            **options,
+        )
+        self.total_it = 0
+
+    def learn(  # type: ignore[override]  # PARL's TD3 returns the critic loss only
+        self,
+        obs: BatchLike,
+        action: BatchLike,
+        reward: BatchLike,
+        next_obs: BatchLike,
+        terminal: BatchLike,
+    ) -> paddle.Tensor:
+        """One critic step; every ``policy_freq``-th call also an actor step and a target update.
+
+        Returns:
+            The critic loss (summed over both critics) as a scalar tensor, as PARL's TD3.
+        """
+        obs, action, reward, next_obs, terminal = self._check_batch(
+            obs, action, reward, next_obs, terminal
+        )
+        self.total_it += 1
+        critic_loss = self._learn_critic(obs, action, self._target(reward, next_obs, terminal))
+        if self.total_it % self.config.policy_freq == 0:
+            self._learn_actor(obs)
+            self.sync_target()
+        return critic_loss
+
+    def _next_action(self, next_obs: paddle.Tensor) -> paddle.Tensor:
+        """The smoothed target action ``clip(mu_target(s') + clipped noise, -1, 1)``."""
+        action = self._call(self.target_model.policy, next_obs)
+        noise = paddle.randn(action.shape, dtype=action.dtype) * self.config.policy_noise
+        noise = noise.clip(-self.config.noise_clip, self.config.noise_clip)
+        return (action + noise).clip(-1.0, 1.0)
