@@ -53,13 +53,17 @@ def local_ray() -> Iterator[str]:
 
 
 @pytest.fixture(params=["xparl", "ray"])
-def address(request: pytest.FixtureRequest) -> Iterator[str]:
+def address(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """The address of a running cluster of each backend; this process is connected to it."""
     if request.param == "xparl":
         where = request.getfixturevalue("shared_cluster").address
+        parl.connect(where)
     else:
         where = request.getfixturevalue("local_ray")
-    parl.connect(where)
+        # A Ray actor's creation includes starting its worker process, which on a loaded 2-core
+        # machine takes longer than the suite's 10 s for finding a vacant xparl CPU.
+        monkeypatch.setenv("XPARL_RESOURCE_TIMEOUT", "60")
+        parl.connect(where)
     yield where
     parl.remote.disconnect()
 
