@@ -235,7 +235,11 @@ def docs(session: nox.Session) -> None:
     sources = [f"{p}/src" for p in PACKAGES]
     blocks = session.posargs or ["docs", *sources]
     env = {"PYTHONPATH": str(DOCS_TOOLING), "PYTHONHASHSEED": "0"}
-    session.run("pytest", "-p", "parl_docs.runner", "-r", "fE", "--durations=5", *blocks, env=env)
+    # Two workers, a page each at a time: its blocks still run in order in one namespace.
+    workers = ["-n", "2", "--dist", "loadfile"]
+    session.run(
+        "pytest", "-p", "parl_docs.runner", "-r", "fE", "--durations=5", *workers, *blocks, env=env
+    )
 
 
 @nox.session(default=False)

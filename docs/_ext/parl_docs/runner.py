@@ -18,7 +18,6 @@ import pytest
 from sybil import Document, Example, Sybil
 from sybil.document import PythonDocStringDocument
 from sybil.example import NotEvaluated
-from sybil.integration.pytest import SybilItem
 from sybil.sybil import SybilCollection
 
 from parl_docs.blocks import DocTestParser, SkipParser, parsers
@@ -89,12 +88,14 @@ class Summary:
     """Counts the docs' blocks by outcome and keeps the reasons of the skipped ones."""
 
     def __init__(self) -> None:
-        self.blocks: set[str] = set()
         self.outcomes: dict[str, int] = {"passed": 0, "failed": 0, "skipped": 0}
         self.skipped: list[tuple[str, str]] = []
 
     def record(self, report: pytest.TestReport) -> None:
-        if report.nodeid not in self.blocks or (report.when != "call" and report.passed):
+        # Known by their node id (``page.md::line:N,column:M``), not by collection: under
+        # xdist the workers collect, and only their reports reach this process.
+        is_block = "::line:" in report.nodeid
+        if not is_block or (report.when != "call" and report.passed):
             return
         self.outcomes[report.outcome] += 1
         if report.skipped:
@@ -110,10 +111,6 @@ class Summary:
 
 
 _summary = Summary()
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    _summary.blocks.update(item.nodeid for item in items if isinstance(item, SybilItem))
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
