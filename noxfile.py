@@ -52,12 +52,21 @@ def install_workspace(session: nox.Session, *extra: str) -> None:
 def tests(session: nox.Session) -> None:
     """Run every package's test suite against editable installs of the workspace."""
     # parl-remote[ray]: the backend suite runs every remote semantic on a local Ray too.
-    install_workspace(session, "pytest>=8", "-e", "./parl-utils[atari]", "-e", "./parl-remote[ray]")
+    install_workspace(
+        session,
+        "pytest>=8",
+        "pytest-xdist>=3.5",
+        "-e",
+        "./parl-utils[atari]",
+        "-e",
+        "./parl-remote[ray]",
+    )
     paths = session.posargs or [f"{p}/tests" for p in PACKAGES]
     skip = [] if session.posargs else [f"--ignore={BROWSER_TEST}"]  # `browser` runs it
-    # One process: under two xdist workers on 2 cores, a failed constructor's error reply
-    # sometimes loses the race with its job's exit (parl-remote's test_backends, xparl side).
-    session.run("pytest", "--durations=15", *skip, *paths, env={"PYTHONHASHSEED": "0"})
+    # Two workers, a test file each at a time: much of the suite waits on clusters and
+    # subprocesses, so a second worker fills the idle core (fixtures stay per file).
+    workers = ["-n", "2", "--dist", "loadfile"]
+    session.run("pytest", "--durations=15", *workers, *skip, *paths, env={"PYTHONHASHSEED": "0"})
 
 
 BROWSER_TEST = "parl-remote/tests/test_monitor_browser.py"

@@ -14,8 +14,10 @@ from parl.remote import (
     RemoteTraceback,
     SerializeError,
 )
+from parl.remote.client import ActorChannel
 
 import numpy as np
+import psutil
 import pytest
 
 from .conftest import wait_for
@@ -122,6 +124,31 @@ def test_arguments_that_fail_to_unpickle_remotely(connected: object) -> None:
     with pytest.raises(DeserializeError):
         actor.echo(BadState())
     assert actor.add(1, 2) == 3
+
+
+def test_a_failed_constructor_job_waits_for_its_client_then_ends(
+    connected: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Exiting right behind the error reply can close the connection before the client read
+    the reply (it then saw a bare death): the job stays until released, or ends on its own."""
+
+    @parl.remote_class
+    class Broken:
+        def __init__(self) -> None:
+            raise KeyError("no config")
+
+    close = ActorChannel.close
+    kept: list[ActorChannel] = []
+    monkeypatch.setattr(ActorChannel, "close", lambda self, **_: kept.append(self))
+    with pytest.raises(KeyError, match="no config"):
+        Broken()
+    (channel,) = kept
+    assert channel.pid is not None
+    job = psutil.Process(channel.pid)
+    with pytest.raises(psutil.TimeoutExpired):
+        job.wait(timeout=1.0)  # answered, and still there for its client
+    job.wait(timeout=2.5 + 15)  # never released: it ends after the heartbeat timeout
+    close(channel)
 
 
 @pytest.mark.parametrize("size", [256, 256 * 1024, 4 * 2**20])

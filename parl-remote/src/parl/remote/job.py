@@ -136,6 +136,7 @@ class Job:
         self.memory_limit: MemoryLimit | None = None
         self.bad_messages = 0
         self.parent = worker_pid or os.getppid()
+        self.failed_at: float | None = None  # when INIT failed: the job lingers, then exits
 
     def announce(self) -> None:
         """Tell the worker this job is ready to host an actor."""
@@ -192,14 +193,29 @@ class Job:
         poller.register(self.socket, zmq.POLLIN)
         poller.register(self.watch.socket, zmq.POLLIN)
         while True:
-            events = dict(poller.poll())
+            events = dict(poller.poll(self._linger_ms()))
             if self.watch.socket in events:
                 for event, fd in self.watch.drain():
                     if event == zmq.EVENT_DISCONNECTED and fd == self.owner_fd:
                         print("[xparl] the client disconnected; exiting", file=sys.stderr)
-                        self.exit(0)
+                        self.exit(self._exit_code())
             if self.socket in events:
                 self._receive()
+            if self.failed_at is not None and self._linger_ms() == 0:
+                print(
+                    "[xparl] the client never released the failed actor; exiting", file=sys.stderr
+                )
+                self.exit(1)
+
+    def _linger_ms(self) -> int | None:
+        """How long serve may wait for a message: forever, unless INIT failed."""
+        if self.failed_at is None:
+            return None
+        left = self.failed_at + self.timeouts.heartbeat_timeout - time.monotonic()
+        return max(0, int(left * 1000))
+
+    def _exit_code(self) -> int:
+        return 0 if self.failed_at is None else 1
 
     def _receive(self) -> None:
         try:
@@ -217,6 +233,10 @@ class Job:
         if os.getppid() != self.parent:  # the worker died: the watchdog ends this job shortly
             message = f"job {self.job_id} lost its worker"
             self._reply(identity, seq, P.REPLY_ERROR, _notice("orphaned", message))
+            return
+        if self.failed_at is not None and op not in (P.OP_RELEASE, P.OP_PING):
+            message = f"job {self.job_id} hosts no actor: its constructor failed"
+            self._reply(identity, seq, P.REPLY_ERROR, _notice("failed", message))
             return
         handler = (self._owner_ops if self.owner is not None else self._free_ops).get(op)
         try:
@@ -267,17 +287,15 @@ class Job:
             write_files(files, Path.cwd())
             cls = loads([frames[6]], f"the class {name}")
             args, kwargs = loads(frames[7:], f"the arguments of {name}()")
-        except OSError as exc:
-            self._reply(identity, seq, P.REPLY_ERROR, error_frames("deserialize", exc))
-            self.exit(1)
-        except DeserializeError as exc:
-            self._reply(identity, seq, P.REPLY_ERROR, error_frames("deserialize", exc))
-            self.exit(1)
+        except (OSError, DeserializeError) as exc:
+            self._fail_init(identity, seq, error_frames("deserialize", exc))
+            return
         try:
             self.instance = cls(*args, **kwargs)
         except BaseException as exc:
-            self._user_error(identity, seq, exc)
-            self.exit(1)
+            self._report_error(exc)
+            self._fail_init(identity, seq, error_frames("user", exc, skip_frames=1))
+            return
         shadowed = shadowing_attributes(self.instance)
         self._reply(identity, seq, P.REPLY_OK, [P.encode({"shadowed": shadowed})])
 
@@ -302,8 +320,22 @@ class Job:
             return
         self._reply_value(identity, seq, result, f"the return value of `{name}`")
 
+    def _fail_init(self, identity: bytes, seq: bytes, frames: list[Any]) -> None:
+        """Answer a failed INIT and stay until the client releases this job or goes away.
+
+        Exiting at once would close the connection right behind the reply, and a client whose
+        socket sees the disconnect before it read the reply loses the reply with the pipe.
+        """
+        self._reply(identity, seq, P.REPLY_ERROR, frames)
+        self.failed_at = time.monotonic()
+
     def _user_error(self, identity: bytes, seq: bytes, exc: BaseException) -> None:
         """The actor raised: log the traceback, tell the worker (for the monitor) and the caller."""
+        self._report_error(exc)
+        self._reply(identity, seq, P.REPLY_ERROR, error_frames("user", exc, skip_frames=1))
+
+    def _report_error(self, exc: BaseException) -> None:
+        """Log the actor's traceback and tell the worker (for the monitor)."""
         traceback.print_exc()
         info = error_info("user", exc, skip_frames=1)
         report = {
@@ -313,7 +345,6 @@ class Job:
             "traceback": info["traceback"][-_REPORTED_TEXT:],
         }
         self._to_worker(P.JOB_ERROR, report)
-        self._reply(identity, seq, P.REPLY_ERROR, error_frames("user", exc, skip_frames=1))
 
     def _reply_value(self, identity: bytes, seq: bytes, value: Any, what: str) -> None:
         """Send ``value`` back, or a serialize error naming ``what`` if it cannot be pickled."""
@@ -360,7 +391,7 @@ class Job:
 
     def _release(self, identity: bytes, seq: bytes, frames: list[Any]) -> None:
         self._reply(identity, seq, P.REPLY_OK, [])
-        self.exit(0)
+        self.exit(self._exit_code())
 
     def _ping(self, identity: bytes, seq: bytes, frames: list[Any]) -> None:
         self._reply(identity, seq, P.REPLY_OK, [])
