@@ -27,6 +27,11 @@ nox.options.sessions = [
     "docs",
 ]
 
+# Every process the sessions start (test clusters' jobs, Ray's workers, examples) imports
+# paddle: compiling its modules on each import costs ~8 s of CPU, from cached bytecode ~3 s.
+# Some machines set PYTHONDONTWRITEBYTECODE globally; the session venvs are ours to cache in.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
 ROOT = Path(__file__).parent
 PACKAGES = [
     "parl-core",
