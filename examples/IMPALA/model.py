@@ -14,32 +14,41 @@ import paddle
 
 
 class MLPModel(parl.Model):
-    """``policy(obs)`` → logits ``[B, act_dim]``; ``value(obs)`` → ``[B]``; one shared torso.
+    """``policy(obs)`` → logits ``[B, act_dim]``; ``value(obs)`` → ``[B]``; a torso each.
+
+    The policy and the value have separate torsos: with a shared one, the summed squared value
+    error (CartPole's returns reach ~100) outweighs the policy loss in the shared layers' updates
+    and the policy stays close to uniform, so its greedy actions flip from update to update.
 
     Args:
         obs_dim: observation size.
         act_dim: number of discrete actions.
-        hidden_size: width of the two hidden layers.
+        hidden_size: width of the two hidden layers of each torso.
     """
 
     def __init__(self, obs_dim: int, act_dim: int, hidden_size: int = 64) -> None:
         super().__init__()
-        self.torso = paddle.nn.Sequential(
-            paddle.nn.Linear(obs_dim, hidden_size),
-            paddle.nn.Tanh(),
-            paddle.nn.Linear(hidden_size, hidden_size),
-            paddle.nn.Tanh(),
-        )
+        self.policy_torso = _mlp_torso(obs_dim, hidden_size)
+        self.value_torso = _mlp_torso(obs_dim, hidden_size)
         self.policy_head = paddle.nn.Linear(hidden_size, act_dim)
         self.value_head = paddle.nn.Linear(hidden_size, 1)
 
     def policy(self, obs: paddle.Tensor) -> paddle.Tensor:
         """Action logits."""
-        return self.policy_head(self.torso(obs))
+        return self.policy_head(self.policy_torso(obs))
 
     def value(self, obs: paddle.Tensor) -> paddle.Tensor:
         """State values."""
-        return self.value_head(self.torso(obs)).squeeze(-1)
+        return self.value_head(self.value_torso(obs)).squeeze(-1)
+
+
+def _mlp_torso(obs_dim: int, hidden_size: int) -> paddle.nn.Sequential:
+    return paddle.nn.Sequential(
+        paddle.nn.Linear(obs_dim, hidden_size),
+        paddle.nn.Tanh(),
+        paddle.nn.Linear(hidden_size, hidden_size),
+        paddle.nn.Tanh(),
+    )
 
 
 class AtariModel(parl.Model):
