@@ -34,6 +34,18 @@ CONFIGS: dict[str, dict[str, Any]] = {
 }
 
 
+def model_description(env_id: str = "CartPole-v1") -> str:
+    """The example's model for ``env_id`` in words, for the results table."""
+    model = _example.make_model(env_id)
+    if not hasattr(model, "policy_torso"):
+        return type(model).__name__
+    widths = [layer.weight.shape[1] for layer in model.policy_torso if hasattr(layer, "weight")]
+    return (
+        f"`MLPModel` (examples/IMPALA/model.py): separate policy and value torsos of "
+        f"{'-'.join(map(str, widths))} tanh units, value output x {model.value_scale:g}"
+    )
+
+
 def run(env_id: str, seed: int) -> dict[str, Any]:
     """Train IMPALA on ``env_id`` with ``seed`` and the benchmark's config; return the figures."""
     if env_id not in CONFIGS:
@@ -76,6 +88,7 @@ def _render(entry: dict[str, Any]) -> str:
             f"- target: greedy evaluation mean over 10 episodes >= {config['target']} within "
             f"{config['total_steps']} env steps, and a final evaluation >= {config['target']}",
             f"- config: `{json.dumps(config)}`",
+            f"- model: {entry['model']}",
             "",
             markdown_table(header, rows),
             "",
@@ -116,6 +129,7 @@ def main() -> None:
         "commit": commit(),
         "machine": machine(),
         "config": CONFIGS["CartPole-v1"],
+        "model": model_description(),
         "runs": runs,
     }
     RESULTS_JSON.write_text(json.dumps({"CartPole-v1": entry}, indent=1) + "\n")

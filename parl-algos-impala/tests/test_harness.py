@@ -142,6 +142,25 @@ def test_single_process_baseline_learns_without_a_cluster():
     assert parl.remote.client._client is None, "no cluster was needed"
 
 
+def test_schedules_are_called_with_the_env_steps_learned_so_far():
+    system = make_system(
+        num_actors=0,
+        learning_rate=lambda steps: 0.05 / (1 + steps),
+        entropy_coeff=lambda steps: -float(steps),
+    )
+    learn, passed = system.algorithm.learn, []
+
+    def spy(*batch, **options):
+        passed.append(batch[5:])
+        return learn(*batch, **options)
+
+    system.algorithm.learn = spy
+    result = system.train(100)
+    per_learn = 8 * (STEPS - 1)  # envs_per_actor * real steps per trajectory
+    steps = [per_learn * k for k in range(result.learn_steps)]
+    assert passed == [(0.05 / (1 + s), -float(s)) for s in steps]
+
+
 def test_trajectories_are_whole_rows_with_a_bootstrap_row():
     def short_episodes() -> gym.Env:
         return gym.wrappers.TimeLimit(IdentityEnv(4, episode_length=100), max_episode_steps=3)

@@ -188,7 +188,8 @@ class ActorLearner:
         queue_size: the most actor batches waiting for the learner (bounds the policy lag).
         learning_rate: passed to every ``learn``: a number, a function of the env steps
             learned so far (a schedule), or None (keep the optimizer's rate).
-        entropy_coeff: passed to every ``learn`` (None: the algorithm config's).
+        entropy_coeff: passed to every ``learn``: a number, a function of the env steps learned
+            so far (a schedule), or None (the algorithm config's).
         address: an xparl master ``host:port``; None starts (or reuses) ``parl.connect()``'s
             embedded cluster with one CPU per actor.
         distributed_files: files every actor's job needs (``parl.connect``'s argument), such
@@ -213,7 +214,7 @@ class ActorLearner:
         batches_per_learn: int = 1,
         queue_size: int = 4,
         learning_rate: float | Callable[[int], float] | None = None,
-        entropy_coeff: float | None = None,
+        entropy_coeff: float | Callable[[int], float] | None = None,
         address: str | None = None,
         distributed_files: Sequence[str] | None = None,
         seed: int = 0,
@@ -351,7 +352,7 @@ class ActorLearner:
             rewards,
             cat("dones"),
             self.learning_rate(env_steps) if callable(self.learning_rate) else self.learning_rate,
-            self.entropy_coeff,
+            self.entropy_coeff(env_steps) if callable(self.entropy_coeff) else self.entropy_coeff,
         )
 
     def train(
