@@ -6,9 +6,16 @@ Default sessions (what CI runs): ``lint``, ``typecheck``, ``tests``, ``browser``
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
 import shutil
+import signal
+import socket
+import subprocess
+import time
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import nox
@@ -215,13 +222,75 @@ EXAMPLE_RUNS = [
 ]
 
 
+# The remote-actor examples again on a Ray cluster, through the Ray client (ray://).
+RAY_EXAMPLE_RUNS = [
+    ["examples/IMPALA/train.py", "--num-actors", "2", "--total-steps", "1000", "--quiet"],
+    ["examples/A2C/train.py", "--total-steps", "1024", "--eval-interval", "1024", "--quiet"],
+]
+
+
 @nox.session
 def examples(session: nox.Session) -> None:
-    """Run the examples that no package test runs, end to end with a tiny budget."""
-    install_workspace(session, "-e", "./parl-utils[atari]")
+    """Run the examples that no package test runs, end to end with a tiny budget; the ones with
+    remote actors run once more on a Ray head through ``--address ray://...``."""
+    install_workspace(session, "-e", "./parl-utils[atari]", "-e", "./parl-remote[ray]")
     logdir = Path(session.create_tmp()) / "runs"
     for run in EXAMPLE_RUNS:
         session.run("python", *run, "--logdir", str(logdir / Path(run[0]).parent.name))
+    with ray_head(session) as (address, env):
+        for run in RAY_EXAMPLE_RUNS:
+            name = Path(run[0]).parent.name
+            logs = str(logdir / f"{name}-ray")
+            session.run("python", *run, "--address", address, "--logdir", logs, env=env)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextlib.contextmanager
+def ray_head(
+    session: nox.Session, start_timeout: float = 180.0
+) -> Iterator[tuple[str, dict[str, str]]]:
+    """A Ray head on 127.0.0.1 with a client server, in its own process group, requiring a token
+    of its own (Ray's token authentication); yields its ``ray://`` address and the environment
+    a client needs, and ends the group (by its pid) afterwards."""
+    port = _free_port()
+    temp = Path(session.create_tmp()) / "ray"
+    temp.mkdir(parents=True, exist_ok=True)
+    token = temp / "auth_token"
+    token.touch(mode=0o600)
+    token.write_text(secrets.token_hex(32))
+    auth = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token)}
+    command = [str(Path(session.bin) / "ray"), "start", "--head", "--block", "--port=0"]
+    command += ["--node-ip-address=127.0.0.1", f"--ray-client-server-port={port}"]
+    command += ["--num-cpus=4", "--include-dashboard=false", "--disable-usage-stats"]
+    command += [f"--temp-dir={temp}"]
+    quiet = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0"}
+    head = subprocess.Popen(command, env={**os.environ, **quiet, **auth}, start_new_session=True)
+    try:
+        deadline = time.monotonic() + start_timeout
+        while not _listening(port):
+            if head.poll() is not None or time.monotonic() > deadline:
+                session.error(f"the Ray head did not serve clients on port {port} (see above)")
+            time.sleep(0.5)
+        yield f"ray://127.0.0.1:{port}", auth
+    finally:
+        # `ray start --block` leaves some of its processes behind on SIGTERM: the group goes.
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(head.pid, signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            head.wait(timeout=15)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(head.pid, signal.SIGKILL)
+        head.wait()
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
 DOCS_TOOLING = ROOT / "docs" / "_ext"

@@ -54,7 +54,7 @@ from parl.remote.exceptions import (
 )
 from parl.remote.files import collect_files, write_files
 from parl.remote.memory import MemoryLimit
-from parl.remote.serialization import loads
+from parl.remote.serialization import dumps, loads
 
 __all__ = ["RayActorRef", "RayBackend"]
 
@@ -83,8 +83,7 @@ class _Host:
     def __init__(
         self,
         class_frames: list[bytes],
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
+        arg_frames: list[bytes],
         max_memory: float | None,
         token: str,
         check_interval: float,
@@ -104,6 +103,7 @@ class _Host:
                 os.chdir(folder)
                 sys.path.insert(0, str(folder))
             cls = loads(class_frames, "the actor's class")
+            args, kwargs = loads(arg_frames, "the actor's arguments")
             self.instance = cls(*args, **kwargs)
         except Exception as exc:  # reported by ready(), where the caller waits for it
             self.init_error = exc
@@ -279,11 +279,15 @@ class RayBackend(Backend):
         self, spec: ActorSpec, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> RayActorRef:
         frames = [bytes(f) for f in pickle_class(spec.cls, self.shipped)]
+        # Pickled here and loaded in the actor once the shipped files are in place: a Ray
+        # client's server process, which also unpickles what it forwards, has none of the
+        # user's local modules that the arguments may refer to (a model class, say).
+        arg_frames = [bytes(f) for f in dumps((args, kwargs), f"the arguments of {spec.name}()")]
         options: dict[str, Any] = {"num_cpus": 1, "num_gpus": spec.n_gpu, "max_restarts": 0}
         token = uuid.uuid4().hex
         interval = self.timeouts.memory_check_interval
         handle = self.host.options(**options).remote(
-            frames, args, kwargs, spec.max_memory, token, interval, self.files
+            frames, arg_frames, spec.max_memory, token, interval, self.files
         )
         ref = RayActorRef(spec, handle, token)
         with self.lock:
