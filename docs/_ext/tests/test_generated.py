@@ -149,6 +149,8 @@ def test_a_site_gets_tables_figures_and_checked_links(tmp_path: Path) -> None:
             "algorithms/dqn.md": "---\nalgorithms: [DQN]\n---\n# DQN\n\n```{eval-rst}\n"
             ".. algorithm-config:: DQN\n```\n\n<a href='gone.html'>x</a>\n",
             "algorithms/nothing.md": "---\nalgorithms: [NotInstalledAlgo]\n---\n# Gone\n",
+            # A directive that generates rst, used outside {eval-rst}: refused, with the fix.
+            "misuse.md": "# Misuse\n\n```{algorithm-config} DQN\n```\n",
         },
     )
     index = (out / "index.html").read_text()
@@ -163,11 +165,7 @@ def test_a_site_gets_tables_figures_and_checked_links(tmp_path: Path) -> None:
     assert not (out / "algorithms" / "nothing.html").exists()
     assert "nonexisting document 'algorithms/nothing'" in warnings
     assert "broken internal link 'gone.html'" in warnings
-
-
-def test_directives_refuse_a_myst_context(tmp_path: Path) -> None:
-    _, warnings = build(tmp_path, {"index.md": "# Site\n\n```{algorithm-config} DQN\n```\n"})
-    assert "inside an {eval-rst} block" in warnings
+    assert "misuse.md" in warnings and "inside an {eval-rst} block" in warnings
 
 
 def test_the_link_check_finds_missing_files_and_anchors(tmp_path: Path) -> None:
