@@ -312,7 +312,7 @@ def docs(session: nox.Session) -> None:
     # Two workers, a page each at a time: its blocks still run in order in one namespace.
     workers = ["-n", "2", "--dist", "loadfile"]
     session.run(
-        "pytest", "-p", "parl_docs.runner", "-r", "fE", "--durations=5", *workers, *blocks, env=env
+        "pytest", "-p", "parl_docs.runner", "-r", "fE", "--durations=12", *workers, *blocks, env=env
     )
 
 

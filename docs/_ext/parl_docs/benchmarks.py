@@ -72,26 +72,28 @@ def load_results(path: Path) -> dict[str, Entry]:
         raise ValueError(f"{path} is not a benchmark results file:\n{exc}") from exc
 
 
-def plot_curves(title: str, entry: Entry, out: Path) -> None:
-    """Draw each seed's evaluation curve, their mean where all seeds evaluated, the target."""
+def plot_curves(
+    title: str, curves: dict[str, list[tuple[int, float]]], out: Path, target: float | None = None
+) -> None:
+    """Draw each run's evaluation curve, their mean when all runs evaluated at the same steps,
+    and the target."""
     figure, axes = plt.subplots(figsize=(6.4, 3.4), dpi=110)
     try:
-        for run in entry.runs:
-            steps, returns = zip(*run.evals, strict=True)
-            axes.plot(steps, returns, linewidth=0.9, alpha=0.55, label=f"seed {run.seed}")
-        shared = sorted(set.intersection(*({s for s, _ in run.evals} for run in entry.runs)))
-        if len(entry.runs) > 1 and shared:
+        for label, evals in curves.items():
+            steps, returns = zip(*evals, strict=True)
+            axes.plot(steps, returns, linewidth=0.9, alpha=0.55, label=label)
+        grids = {tuple(s for s, _ in evals) for evals in curves.values()}
+        if len(curves) > 1 and len(grids) == 1:
             means = [
-                sum(dict(run.evals)[step] for run in entry.runs) / len(entry.runs)
-                for step in shared
+                sum(value for _, value in column) / len(curves)
+                for column in zip(*curves.values(), strict=True)
             ]
-            axes.plot(shared, means, color="black", linewidth=1.8, label="mean")
-        target = entry.runs[0].target
+            axes.plot(next(iter(grids)), means, color="black", linewidth=1.8, label="mean")
         if target is not None:
             axes.axhline(target, color="grey", linestyle="--", linewidth=1, label="target")
         axes.set(title=title, xlabel="environment steps", ylabel="mean evaluation return")
         axes.grid(alpha=0.3)
-        axes.legend(fontsize="small", loc="lower right")
+        axes.legend(fontsize="small", loc="best")
         figure.tight_layout()
         out.parent.mkdir(parents=True, exist_ok=True)
         figure.savefig(out, metadata={"Software": None})
@@ -160,7 +162,9 @@ class BenchmarkResultsDirective(RstDirective):
     def section(self, path: Path, env_id: str, entry: Entry, srcdir: Path) -> list[str]:
         title = f"{self.options.get('title', path.stem)} on {env_id}"
         image = GENERATED / f"{path.parent.name}-{path.stem}-{env_id}.png"
-        plot_curves(f"{title}, {len(entry.runs)} seeds", entry, srcdir / image)
+        curves = {f"seed {run.seed}": list(run.evals) for run in entry.runs}
+        target = entry.runs[0].target
+        plot_curves(f"{title}, {len(entry.runs)} seeds", curves, srcdir / image, target)
         figure = [f".. figure:: /{image.as_posix()}", f"   :alt: learning curves of {title}", ""]
         figure += [f"   Evaluation return against environment steps: {title}.", ""]
         return [f".. rubric:: {title}", "", *provenance(entry), *figure, *runs_table(entry), ""]

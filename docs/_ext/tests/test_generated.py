@@ -11,8 +11,9 @@ from parl.core.config import AlgorithmConfig
 
 import pytest
 from parl_docs.algorithms import algorithm_pages, describe_type, field_row, front_matter
-from parl_docs.benchmarks import load_results
+from parl_docs.benchmarks import load_results, plot_curves
 from parl_docs.links import broken_links
+from parl_docs.results import blocks, curves_from_json, curves_from_markdown, render
 from pydantic import Field, PositiveFloat
 from sphinx.application import Sphinx
 
@@ -89,6 +90,12 @@ def build(tmp_path: Path, pages: dict[str, str]) -> tuple[Path, str]:
     src = tmp_path / "docs"
     (src / "algorithms").mkdir(parents=True)
     (tmp_path / "results.json").write_text(json.dumps(RESULTS))
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    (bench / "Toy-v0.md").write_text(
+        "# Toy on Toy-v0\n\n| seed |\n|---|\n| 0 |\n\n![c](Toy-v0.png)\n"
+    )
+    plot_curves("committed", {"seed 0": [(1, 1.0)]}, bench / "Toy-v0.png")
     (src / "conf.py").write_text('extensions = ["myst_parser", "parl_docs"]\n')
     for name, text in pages.items():
         (src / name).write_text(text)
@@ -122,6 +129,15 @@ algorithms/nothing
 ```
 
 [a broken anchor](algorithms/dqn.md#no-such-heading)
+
+## Results
+
+```{benchmark-files} bench/Toy-*.md
+:heading-offset: 1
+```
+
+```{benchmark-files} bench/Nothing-*.md
+```
 """
 
 
@@ -133,6 +149,8 @@ def test_a_site_gets_tables_figures_and_checked_links(tmp_path: Path) -> None:
             "algorithms/dqn.md": "---\nalgorithms: [DQN]\n---\n# DQN\n\n```{eval-rst}\n"
             ".. algorithm-config:: DQN\n```\n\n<a href='gone.html'>x</a>\n",
             "algorithms/nothing.md": "---\nalgorithms: [NotInstalledAlgo]\n---\n# Gone\n",
+            # A directive that generates rst, used outside {eval-rst}: refused, with the fix.
+            "misuse.md": "# Misuse\n\n```{algorithm-config} DQN\n```\n",
         },
     )
     index = (out / "index.html").read_text()
@@ -142,14 +160,12 @@ def test_a_site_gets_tables_figures_and_checked_links(tmp_path: Path) -> None:
     assert "clip_param" in index  # PPO has no page here: its table comes with the list
     assert '<code class="docutils literal notranslate"><span class="pre">abc1234' in index
     assert list((tmp_path / "docs" / "_generated" / "benchmarks").glob("*Toy-v0.png"))
+    assert "Toy on Toy-v0" in index and (out / "_images" / "Toy-v0.png").is_file()
+    assert "Not yet benchmarked" in index and "bench/Nothing-*.md" in index
     assert not (out / "algorithms" / "nothing.html").exists()
     assert "nonexisting document 'algorithms/nothing'" in warnings
     assert "broken internal link 'gone.html'" in warnings
-
-
-def test_directives_refuse_a_myst_context(tmp_path: Path) -> None:
-    _, warnings = build(tmp_path, {"index.md": "# Site\n\n```{algorithm-config} DQN\n```\n"})
-    assert "inside an {eval-rst} block" in warnings
+    assert "misuse.md" in warnings and "inside an {eval-rst} block" in warnings
 
 
 def test_the_link_check_finds_missing_files_and_anchors(tmp_path: Path) -> None:
@@ -164,3 +180,55 @@ def test_the_link_check_finds_missing_files_and_anchors(tmp_path: Path) -> None:
         ("b.html", "missing.png"): "no such file in the built site",
         ("b.html", "../../out.html"): "points outside the built site",
     }
+
+
+EVAL_LINES = """| algo | seed |
+|---|---|
+
+- DQN seed 0: 100: 5, 200: 9.5
+- DQN seed 1: 100: -3, 200: 7
+- DDQN seed 0: 100: 1, 200: 2
+"""
+
+
+def test_curves_come_from_either_json_shape_or_evaluation_lines(tmp_path: Path) -> None:
+    by_env = tmp_path / "a.json"
+    by_env.write_text(json.dumps(RESULTS))
+    assert curves_from_json(by_env) == {
+        "Toy-v0": {"seed 0": [(100, 5.0), (200, 9.0)], "seed 1": [(100, 5.0), (200, 9.0)]}
+    }
+    flat = tmp_path / "b.json"
+    flat.write_text(json.dumps({"config": {}, "runs": [{**RUN, "env_id": "Toy-v1"}]}))
+    assert curves_from_json(flat) == {"Toy-v1": {"seed 0": [(100, 5.0), (200, 9.0)]}}
+    assert curves_from_markdown(EVAL_LINES) == {
+        "DQN": {"DQN seed 0": [(100, 5.0), (200, 9.5)], "DQN seed 1": [(100, -3.0), (200, 7.0)]},
+        "DDQN": {"DDQN seed 0": [(100, 1.0), (200, 2.0)]},
+    }
+
+
+def test_results_files_are_included_and_curves_drawn_only_when_missing(tmp_path: Path) -> None:
+    src, bench = tmp_path / "docs", tmp_path / "bench"
+    src.mkdir()
+    bench.mkdir()
+    (bench / "with-image.md").write_text("# A\n\n![c](with-image.png)\n")
+    (bench / "lines.md").write_text(EVAL_LINES)
+    (bench / "table-only.md").write_text("# C\n\n| seed |\n|---|\n| 0 |\n")
+    text = render(src, "algorithms/toy", ["bench/*.md"], heading_offset=2)
+    assert text.count("```{include} ../../bench/") == 3
+    assert ":heading-offset: 2" in text and ":relative-images:" in text
+    generated = sorted(p.name for p in (src / "_generated" / "benchmarks").iterdir())
+    assert generated == ["bench-lines-DDQN.png", "bench-lines-DQN.png"]
+    assert "drawn from `bench/lines.md`" in text
+    assert "records no evaluations over time" in text  # table-only.md
+    quiet = render(src, "algorithms/toy", ["bench/table-only.md"], 2, curves=False)
+    assert "records no" not in quiet
+    missing = render(src, "algorithms/toy", ["bench/none-*.md", "bench/x.md"], 2)
+    assert missing.startswith("**Not yet benchmarked**") and "`bench/none-*.md`" in missing
+
+
+def test_only_top_level_benchmark_files_fences_expand() -> None:
+    page = (
+        "# P\n\n```{benchmark-files} a/*.md b.md\n:curves: none\n```\n\n"
+        "````markdown\n```{benchmark-files} shown/*.md\n```\n````\n"
+    )
+    assert blocks(page) == [(2, 5, ["a/*.md", "b.md"], {"curves": "none"})]
