@@ -95,6 +95,19 @@ class Sampler:
         }
 
 
+def merge_batches(batches: Sequence[dict[str, Any]]) -> dict[str, np.ndarray]:
+    """Join the samplers' batches field by field; ``episodes`` stays with each sampler's batch.
+
+    (A sampler none of whose episodes ended in its rollout returns ``episodes=[]``, which numpy
+    cannot join with another's ``[n, 2]``.)
+    """
+    return {
+        key: np.concatenate([batch[key] for batch in batches])
+        for key in batches[0]
+        if key != "episodes"
+    }
+
+
 def train(
     *,
     env_id: str = "CartPole-v1",
@@ -171,7 +184,7 @@ def train(
         weights = agent.get_weights()
         futures = [s.sample(weights, num_steps, gamma, gae_lambda) for s in samplers]
         batches = [future.get() for future in futures]
-        batch = {key: np.concatenate([b[key] for b in batches]) for key in batches[0]}
+        batch = merge_batches(batches)
         learning_rate = max(schedule.step(), 1e-8) if update else lr
         total_loss, pi_loss, vf_loss, entropy = agent.learn(
             batch["obs"],
