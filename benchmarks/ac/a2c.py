@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import _offpolicy
-from _report import load_example
+from _report import commit, load_example
 
 __all__ = ["CONFIGS", "report", "run"]
 
@@ -36,8 +36,10 @@ CONFIGS: dict[str, dict[str, Any]] = {
 
 def run(env_id: str, seed: int) -> dict[str, Any]:
     """One seed of A2C on ``env_id`` (an embedded cluster with one CPU per sampler)."""
+    code = commit()  # the code that trains, not the tree when the run ends
     result = _example.train(env_id=env_id, seed=seed, progress=False, **CONFIGS[env_id])
     result["passed"] = result["steps_to_target"] is not None and result["final_eval_return"] >= 450
+    result["commit"] = code
     return result
 
 
