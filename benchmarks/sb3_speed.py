@@ -140,7 +140,9 @@ def _ours(algo: str, steps: int, env_id: str = ENV_ID) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as logdir:
         if algo in ("SAC", "TD3"):  # examples/TD3/train.py is examples/SAC/train.py's loop
             cfg = CONFIGS[algo]
-            result = load_example("SAC").train(
+            example = load_example("SAC")
+            cpu = time.process_time()
+            result = example.train(
                 env_id=env_id,
                 algo=algo,
                 total_steps=steps,
@@ -157,7 +159,8 @@ def _ours(algo: str, steps: int, env_id: str = ENV_ID) -> dict[str, Any]:
                 logdir=logdir,
                 progress=False,
             )
-            return {"env_steps": result["env_steps"], "wall_s": result["wall_s"]}
+            cpu_s = time.process_time() - cpu  # incl. building the envs and the agent
+            return {"env_steps": result["env_steps"], "wall_s": result["wall_s"], "cpu_s": cpu_s}
         example = load_example(algo)
         if algo == "PPO":
             result = example.train(
@@ -207,9 +210,10 @@ def _sb3(algo: str, steps: int, env_id: str = ENV_ID) -> dict[str, Any]:
         )
     else:
         model = DQN("MlpPolicy", env, policy_kwargs=policy_kwargs, device="cpu", seed=0, **config)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     model.learn(total_timesteps=steps)
-    return {"env_steps": int(model.num_timesteps), "wall_s": time.perf_counter() - start}
+    wall_s, cpu_s = time.perf_counter() - start, time.process_time() - cpu
+    return {"env_steps": int(model.num_timesteps), "wall_s": wall_s, "cpu_s": cpu_s}
 
 
 def _parl221_mlp(in_dim: int, out_dim: int, hidden: list[int], activation: Any) -> Any:
@@ -419,7 +423,17 @@ def measure(python: str, side: str, algo: str, steps: int, env_id: str = ENV_ID)
         raise RuntimeError(f"{side} {algo} failed:\n{out.stderr[-3000:]}")
     result = json.loads(out.stdout.strip().splitlines()[-1])
     result["sps"] = result["env_steps"] / result["wall_s"]
+    if "cpu_s" in result:  # SAC, TD3: process CPU time, far steadier than wall on a busy machine
+        result["cpu_sps"] = result["env_steps"] / result["cpu_s"]
     return result
+
+
+def _cell(runs: dict[str, dict[str, Any]], side: str) -> str:
+    """One side's env steps/s (and per CPU second where measured) in a per-run row."""
+    if side not in runs:
+        return "–"
+    cpu = runs[side].get("cpu_sps")
+    return f"{runs[side]['sps']:.1f}" + (f" ({cpu:.1f} per CPU s)" if cpu else "")
 
 
 def _span(values: list[float]) -> str:
@@ -454,24 +468,29 @@ def main() -> None:
     for algo, env_id in cases:
         timed = [side for side in sides if algo in RUNNERS[side]]
         ratios: dict[str, list[float]] = {side: [] for side in sides if side != "parl"}
+        cpu_ratios: dict[str, list[float]] = {}
         for repeat in range(args.repeats):
             order = timed if repeat % 2 == 0 else timed[::-1]  # alternate who runs first
-            sps = {
-                side: measure(pythons[side], side, algo, args.steps, env_id)["sps"]
-                for side in order
-            }
+            runs = {side: measure(pythons[side], side, algo, args.steps, env_id) for side in order}
+            sps = {side: run["sps"] for side, run in runs.items()}
             for other in ratios:
                 if other in sps:
                     ratios[other].append(sps["parl"] / sps[other])
-            rows.append(
-                [
-                    f"{algo} {env_id}",
-                    repeat + 1,
-                    *(f"{sps[s]:.0f}" if s in sps else "–" for s in sides),
-                ]
-            )
+                if other in sps and "cpu_sps" in runs[other]:
+                    ratio = runs["parl"]["cpu_sps"] / runs[other]["cpu_sps"]
+                    cpu_ratios.setdefault(other, []).append(ratio)
+            rows.append([f"{algo} {env_id}", repeat + 1, *(_cell(runs, s) for s in sides)])
             print(rows[-1], flush=True)
-        summary.append([f"{algo} {env_id}", *(_span(v) if v else "–" for v in ratios.values())])
+        summary.append(
+            [
+                f"{algo} {env_id}",
+                *(
+                    (_span(v) if v else "–")
+                    + (f" (CPU time: {_span(cpu_ratios[s])})" if s in cpu_ratios else "")
+                    for s, v in ratios.items()
+                ),
+            ]
+        )
     ratio_names = [f"ours / {SIDES[side]}" for side in sides if side != "parl"]
     text = (
         header("PARL vs Stable-Baselines3 and PARL 2.2.1: env steps per second")

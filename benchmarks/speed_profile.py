@@ -1,11 +1,13 @@
 """Where a training run's time goes: cProfile of the examples the speed benchmark runs.
 
-Runs ``examples/PPO/train.py`` and ``examples/DQN/train.py`` with the configs of
+Runs ``examples/PPO/train.py``, ``examples/DQN/train.py`` and (``--algos SAC TD3``, Pendulum-v1
+by default, ``--env`` another) ``examples/SAC/train.py`` with the configs of
 ``benchmarks/sb3_speed.py`` under :mod:`cProfile` and sums the inclusive time of the functions
 that make up each part of a training round (env stepping, acting, host↔tensor conversion,
 forward, backward, optimizer, checks, replay memory, logging, evaluation)::
 
     python benchmarks/speed_profile.py [--steps 20000] [--label after]
+    python benchmarks/speed_profile.py --algos SAC TD3 --steps 3000  # 2000 updates each
 
 Appends a section to ``benchmarks/results/speed-profile.md``. Buckets are inclusive times of
 the listed functions, so a bucket can contain another (acting contains its conversions and its
@@ -95,6 +97,69 @@ DQN_BUCKETS: list[Bucket] = [
 ]
 
 
+# SAC and TD3 share examples/SAC/train.py and the DDPG skeleton (parl_algos_ac/ddpg.py).
+AC_BUCKETS: list[Bucket] = [
+    ("env stepping", [("gymnasium/vector/sync_vector_env.py", "step")], "SyncVectorEnv.step"),
+    (
+        "acting",
+        [("parl_algos_ac/agent.py", "sample")],
+        "ContinuousAgent.sample: conversion + forward",
+    ),
+    ("replay append", [("parl/utils/replay_memory.py", "append_batch")], ""),
+    (
+        "replay sample",
+        [("parl/utils/replay_memory.py", "sample_batch")],
+        "index draw + numpy gather",
+    ),
+    ("learn (total)", [("parl_algos_ac/agent.py", "learn")], "everything below"),
+    (
+        "· checks + conversion",
+        [("parl_algos_ac/ddpg.py", "_check_batch")],
+        "numpy → tensors, shapes",
+    ),
+    ("· policy forward", [("parl_algos_ac/models.py", "policy")], "incl. acting's and evals'"),
+    ("· tanh-Gaussian sample", [("parl/core/distributions.py", "rsample_with_log_prob")], "SAC"),
+    (
+        "· critic forward",
+        [("parl_algos_ac/ddpg.py", "_q")],
+        "both critics batched; online + target",
+    ),
+    ("· backward", [("", "backward")], "Tensor.backward"),
+    (
+        "· optimizer",
+        [("paddle/optimizer/optimizer.py", "clear_grad"), ("paddle/optimizer/adam.py", "step")],
+        "clear_grad + Adam (actor, critics, SAC's α)",
+    ),
+    ("· target update", [("parl/core/target.py", "update_target")], "Polyak, in place"),
+    *SHARED_BUCKETS,
+]
+
+
+def run_ac(algo: str, env_id: str) -> Callable[[int, str], None]:
+    """SAC or TD3 as ``benchmarks/sb3_speed.py`` times it (the import stays out of the profile)."""
+    from sb3_speed import CONFIGS
+
+    cfg, example = CONFIGS[algo], load_example("SAC")
+
+    def run(steps: int, logdir: str) -> None:
+        example.train(
+            env_id=env_id,
+            algo=algo,
+            total_steps=steps,
+            hidden_sizes=tuple(cfg["net_arch"]),
+            lr=cfg["learning_rate"],
+            gamma=cfg["gamma"],
+            batch_size=cfg["batch_size"],
+            learning_starts=cfg["learning_starts"],
+            eval_interval=10 * steps,
+            eval_episodes=1,
+            logdir=logdir,
+            progress=False,
+        )
+
+    return run
+
+
 def run_ppo(steps: int, logdir: str) -> None:
     load_example("PPO").train(
         "CartPole-v1", 0, logdir=logdir, quiet=True, total_steps=steps, eval_every=10 * steps
@@ -142,14 +207,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20_000)
     parser.add_argument("--label", default="", help="section title, e.g. 'before' or 'after'")
-    parser.add_argument("--algos", nargs="+", default=["PPO", "DQN"], choices=["PPO", "DQN"])
+    parser.add_argument(
+        "--algos", nargs="+", default=["PPO", "DQN"], choices=["PPO", "DQN", "SAC", "TD3"]
+    )
+    parser.add_argument("--env", default="Pendulum-v1", help="SAC's and TD3's env")
     args = parser.parse_args()
     sections = []
     for algo in args.algos:
-        run, buckets = (run_ppo, PPO_BUCKETS) if algo == "PPO" else (run_dqn, DQN_BUCKETS)
+        env_id = "CartPole-v1"
+        if algo == "PPO":
+            run, buckets = run_ppo, PPO_BUCKETS
+        elif algo == "DQN":
+            run, buckets = run_dqn, DQN_BUCKETS
+        else:
+            run, buckets, env_id = run_ac(algo, args.env), AC_BUCKETS, args.env
         rows = bucket_rows(profile(run, args.steps), buckets)
         table = markdown_table(["part", "seconds", "share", "calls", "what"], rows)
-        sections.append(f"### {algo} CartPole-v1, {args.steps} env steps\n\n{table}\n")
+        sections.append(f"### {algo} {env_id}, {args.steps} env steps\n\n{table}\n")
         print(sections[-1], flush=True)
     command = "python benchmarks/speed_profile.py " + " ".join(sys.argv[1:])
     threads = os.environ.get("OMP_NUM_THREADS", "unset")
