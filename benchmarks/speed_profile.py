@@ -135,6 +135,49 @@ AC_BUCKETS: list[Bucket] = [
 ]
 
 
+# Stable-Baselines3's SAC and TD3 (``--sb3``, run with the SB3 venv's interpreter), for the
+# same parts of an update in torch.
+SB3_BUCKETS: list[Bucket] = [
+    ("env stepping", [("vec_env/dummy_vec_env.py", "step_wait")], "DummyVecEnv.step_wait"),
+    ("acting", [("common/off_policy_algorithm.py", "_sample_action")], "incl. its forward"),
+    ("replay append", [("common/buffers.py", "add")], ""),
+    ("replay sample", [("common/buffers.py", "sample")], "index draw + gather + as_tensor"),
+    ("learn (total)", [("sac/sac.py", "train"), ("td3/td3.py", "train")], "everything below"),
+    (
+        "· policy forward",
+        [("sac/policies.py", "action_log_prob"), ("td3/policies.py", "forward")],
+        "SAC: incl. its sampling; TD3: incl. acting's",
+    ),
+    (
+        "· critic forward",
+        [("common/policies.py", "forward"), ("common/policies.py", "q1_forward")],
+        "two critics, one module each; online + target",
+    ),
+    ("· backward", [("torch/_tensor.py", "backward")], "Tensor.backward"),
+    (
+        "· optimizer",
+        [("torch/optim/optimizer.py", "zero_grad"), ("torch/optim/adam.py", "step")],
+        "zero_grad + Adam",
+    ),
+    ("· target update", [("common/utils.py", "polyak_update")], "torch._foreach_mul_/add_"),
+    ("host reads (all)", [("", "numpy"), ("", "item")], "Tensor.numpy / item anywhere"),
+]
+
+
+def run_sb3(algo: str, env_id: str) -> Callable[[int, str], None]:
+    """SB3's SAC or TD3 as ``benchmarks/sb3_speed.py`` times it (imports outside the profile)."""
+    import stable_baselines3.common.env_util
+    import stable_baselines3.common.noise
+    from sb3_speed import _sb3
+
+    del stable_baselines3
+
+    def run(steps: int, logdir: str) -> None:
+        _sb3(algo, steps, env_id)
+
+    return run
+
+
 def run_ac(algo: str, env_id: str) -> Callable[[int, str], None]:
     """SAC or TD3 as ``benchmarks/sb3_speed.py`` times it (the import stays out of the profile)."""
     from sb3_speed import CONFIGS
@@ -211,6 +254,7 @@ def main() -> None:
         "--algos", nargs="+", default=["PPO", "DQN"], choices=["PPO", "DQN", "SAC", "TD3"]
     )
     parser.add_argument("--env", default="Pendulum-v1", help="SAC's and TD3's env")
+    parser.add_argument("--sb3", action="store_true", help="profile SB3's SAC/TD3 instead")
     args = parser.parse_args()
     sections = []
     for algo in args.algos:
@@ -219,11 +263,14 @@ def main() -> None:
             run, buckets = run_ppo, PPO_BUCKETS
         elif algo == "DQN":
             run, buckets = run_dqn, DQN_BUCKETS
+        elif args.sb3:
+            run, buckets, env_id = run_sb3(algo, args.env), SB3_BUCKETS, args.env
         else:
             run, buckets, env_id = run_ac(algo, args.env), AC_BUCKETS, args.env
         rows = bucket_rows(profile(run, args.steps), buckets)
         table = markdown_table(["part", "seconds", "share", "calls", "what"], rows)
-        sections.append(f"### {algo} {env_id}, {args.steps} env steps\n\n{table}\n")
+        side = "SB3 " if args.sb3 else ""
+        sections.append(f"### {side}{algo} {env_id}, {args.steps} env steps\n\n{table}\n")
         print(sections[-1], flush=True)
     command = "python benchmarks/speed_profile.py " + " ".join(sys.argv[1:])
     threads = os.environ.get("OMP_NUM_THREADS", "unset")
