@@ -319,5 +319,8 @@ def docs(session: nox.Session) -> None:
 @nox.session(default=False)
 def bench(session: nox.Session) -> None:
     """Run a benchmark: ``nox -s bench -- <ALGO> <ENV> [--seeds 0 1 2]`` (see benchmarks/)."""
-    install_workspace(session, "matplotlib>=3.8", "-e", "./parl-utils[atari]")
+    # parl-algos-ac[mujoco]: the SAC/TD3/DDPG HalfCheetah-v5 benchmarks.
+    install_workspace(
+        session, "matplotlib>=3.8", "-e", "./parl-utils[atari]", "-e", "./parl-algos-ac[mujoco]"
+    )
     session.run("python", "benchmarks/run.py", *session.posargs, env={"PYTHONHASHSEED": "0"})

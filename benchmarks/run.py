@@ -3,7 +3,9 @@
 Each algorithm has a module ``benchmarks/<family>/<algo>.py`` with a dict ``CONFIGS`` keyed by
 env id and a function ``run(env_id, seed) -> dict`` (``env_steps``, ``wall_s``, ``sps``,
 ``final_eval_return``, ``steps_to_target``, ``passed``). The table goes to
-``benchmarks/results/<ALGO>-<ENV>.md``. ``nox -s bench -- <ALGO> <ENV>`` runs this.
+``benchmarks/results/<ALGO>-<ENV>.md``, unless the module has its own ``report(env, seeds,
+results)`` (the actor-critic family's, under ``benchmarks/ac/results/``), which is called
+instead. ``nox -s bench -- <ALGO> <ENV>`` runs this.
 """
 
 from __future__ import annotations
@@ -75,17 +77,20 @@ def main(argv: list[str] | None = None) -> int:
         results.append(result)
         lines.append(row(seed, result))
         print(lines[-1], flush=True)
-    out = HERE / "results" / f"{args.algo}-{args.env}.md"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(
-        header(f"{args.algo} on {args.env}")
-        + f"- seeds: {args.seeds}\n- config: `{module.CONFIGS[args.env]}`\n\n"
-        + "\n".join(lines)
-        + "\n"
-    )
-    print(f"wrote {out}")
-    if hasattr(module, "report"):  # a family's own report (curves, JSON)
+    if hasattr(module, "report"):
+        # A family's own report (curves, JSON) keeps every seed's run, with its own command
+        # and commit, across invocations; this table would hold only this invocation's seeds.
         print(f"wrote {module.report(args.env, args.seeds, results)}")
+    else:
+        out = HERE / "results" / f"{args.algo}-{args.env}.md"
+        out.parent.mkdir(exist_ok=True)
+        out.write_text(
+            header(f"{args.algo} on {args.env}")
+            + f"- seeds: {args.seeds}\n- config: `{module.CONFIGS[args.env]}`\n\n"
+            + "\n".join(lines)
+            + "\n"
+        )
+        print(f"wrote {out}")
     return 0 if all(r.get("passed") for r in results) else 1
 
 

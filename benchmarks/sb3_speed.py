@@ -14,7 +14,10 @@ live in their own venvs; a side whose interpreter is not given is left out::
     python benchmarks/sb3_speed.py --sb3-python /tmp/sb3/bin/python \\
         --parl221-python /tmp/parl221/bin/python [--steps 50000] [--repeats 3]
 
-Writes ``benchmarks/results/sb3-speed.md``: per algorithm, the env steps/s of every side in
+SAC and TD3 (``--algos SAC TD3``) are timed on Pendulum-v1 and HalfCheetah-v5 (``--envs`` picks;
+the SB3 venv then needs ``gymnasium[mujoco]``) with 256-256 networks, SB3 and ours only.
+
+Writes ``benchmarks/results/sb3-speed.md``: per algorithm and env, the env steps/s of every side in
 every repeat (sides alternate within a repeat) and the ratios of ours to SB3 and to PARL 2.2.1,
 with their range over the repeats. Every side is timed from its first env step to its last
 gradient step, setup excluded; ours include one final greedy evaluation (10 episodes), the
@@ -41,7 +44,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-ENV_ID = "CartPole-v1"
+ENV_ID = "CartPole-v1"  # PPO's and DQN's
 
 # The PARL benchmark configs (benchmarks/pg/ppo.py, benchmarks/dqn/dqn.py) in SB3's terms.
 # PPO's 20 epochs of one full-batch step (batch_size = n_envs * n_steps) make 20 gradient
@@ -79,19 +82,86 @@ SB3_DQN = {
 }
 
 
-CONFIGS: dict[str, dict[str, Any]] = {"PPO": SB3_PPO, "DQN": SB3_DQN}
+# SAC and TD3 as examples/SAC/train.py trains them (its DEFAULTS for Pendulum-v1), at the
+# 256-256 networks of the issue's speed bullet: one gradient step per env step after
+# learning_starts uniformly random steps, batches of 256, Polyak rate 0.005.
+SB3_SAC = {
+    "learning_rate": 1e-3,
+    "buffer_size": 1_000_000,
+    "learning_starts": 1_000,
+    "batch_size": 256,
+    "tau": 0.005,
+    "gamma": 0.99,
+    "train_freq": 1,
+    "gradient_steps": 1,
+    "ent_coef": "auto",  # learnt log-alpha, target entropy -act_dim, alpha's lr = learning_rate
+    "net_arch": [256, 256],
+}
+SB3_TD3 = {
+    "learning_rate": 1e-3,
+    "buffer_size": 1_000_000,
+    "learning_starts": 1_000,
+    "batch_size": 256,
+    "tau": 0.005,
+    "gamma": 0.98,
+    "train_freq": 1,
+    "gradient_steps": 1,
+    "policy_delay": 2,
+    "target_policy_noise": 0.2,
+    "target_noise_clip": 0.5,
+    "action_noise_sigma": 0.1,  # Gaussian exploration noise (ours: expl_noise)
+    "net_arch": [256, 256],
+}
+
+CONFIGS: dict[str, dict[str, Any]] = {
+    "PPO": SB3_PPO,
+    "DQN": SB3_DQN,
+    "SAC": SB3_SAC,
+    "TD3": SB3_TD3,
+}
+#: The environments each algorithm is timed on (HalfCheetah-v5 needs ``gymnasium[mujoco]``).
+ENVS: dict[str, list[str]] = {
+    "PPO": [ENV_ID],
+    "DQN": [ENV_ID],
+    "SAC": ["Pendulum-v1", "HalfCheetah-v5"],
+    "TD3": ["Pendulum-v1", "HalfCheetah-v5"],
+}
 SIDES = {"sb3": "SB3", "parl221": "PARL 2.2.1", "parl": "ours"}
 
 
-def _ours(algo: str, steps: int) -> dict[str, Any]:
+def _ours(algo: str, steps: int, env_id: str = ENV_ID) -> dict[str, Any]:
     """Train our example with the benchmark config; time it from its first env step.
 
-    The time includes the example's final greedy evaluation (10 episodes), not its setup.
+    The time includes the example's final greedy evaluation (PPO, DQN: 10 episodes; SAC, TD3:
+    one episode), not its setup.
     """
     from _report import load_example
 
-    example = load_example(algo)
     with tempfile.TemporaryDirectory() as logdir:
+        if algo in ("SAC", "TD3"):  # examples/TD3/train.py is examples/SAC/train.py's loop
+            cfg = CONFIGS[algo]
+            example = load_example("SAC")
+            cpu = time.process_time()
+            result = example.train(
+                env_id=env_id,
+                algo=algo,
+                total_steps=steps,
+                hidden_sizes=tuple(cfg["net_arch"]),
+                lr=cfg["learning_rate"],
+                gamma=cfg["gamma"],
+                tau=cfg["tau"],
+                expl_noise=cfg.get("action_noise_sigma", 0.1),
+                buffer_size=cfg["buffer_size"],
+                batch_size=cfg["batch_size"],
+                learning_starts=cfg["learning_starts"],
+                eval_interval=10 * steps,
+                eval_episodes=1,
+                logdir=logdir,
+                progress=False,
+            )
+            cpu_s = time.process_time() - cpu  # incl. building the envs and the agent
+            return {"env_steps": result["env_steps"], "wall_s": result["wall_s"], "cpu_s": cpu_s}
+        example = load_example(algo)
         if algo == "PPO":
             result = example.train(
                 ENV_ID, 0, logdir=logdir, quiet=True, total_steps=steps, eval_every=10 * steps
@@ -107,17 +177,29 @@ def _ours(algo: str, steps: int) -> dict[str, Any]:
     return {"env_steps": result["env_steps"], "wall_s": result["wall_s"]}
 
 
-def _sb3(algo: str, steps: int) -> dict[str, Any]:
+def _sb3(algo: str, steps: int, env_id: str = ENV_ID) -> dict[str, Any]:
     """Train SB3 with the same settings on CPU; return env steps and wall seconds."""
-    from stable_baselines3 import DQN, PPO
+    from stable_baselines3 import DQN, PPO, SAC, TD3
     from stable_baselines3.common.env_util import make_vec_env
 
     config = dict(CONFIGS[algo])
-    env = make_vec_env(ENV_ID, n_envs=config.pop("n_envs"), seed=0)
+    env = make_vec_env(env_id, n_envs=config.pop("n_envs", 1), seed=0)
     policy_kwargs = {"net_arch": config.pop("net_arch")}
-    if algo == "PPO":
+    if algo in ("SAC", "TD3"):
+        if algo == "TD3":
+            import numpy as np
+            from stable_baselines3.common.noise import NormalActionNoise
+
+            act_dim = env.action_space.shape[0]
+            sigma = config.pop("action_noise_sigma") * np.ones(act_dim)
+            config["action_noise"] = NormalActionNoise(np.zeros(act_dim), sigma)
+        cls = SAC if algo == "SAC" else TD3
+        model: Any = cls(
+            "MlpPolicy", env, policy_kwargs=policy_kwargs, device="cpu", seed=0, **config
+        )
+    elif algo == "PPO":
         initial = config.pop("learning_rate")
-        model: Any = PPO(
+        model = PPO(
             "MlpPolicy",
             env,
             learning_rate=lambda remaining: initial * remaining,
@@ -128,9 +210,10 @@ def _sb3(algo: str, steps: int) -> dict[str, Any]:
         )
     else:
         model = DQN("MlpPolicy", env, policy_kwargs=policy_kwargs, device="cpu", seed=0, **config)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     model.learn(total_timesteps=steps)
-    return {"env_steps": int(model.num_timesteps), "wall_s": time.perf_counter() - start}
+    wall_s, cpu_s = time.perf_counter() - start, time.process_time() - cpu
+    return {"env_steps": int(model.num_timesteps), "wall_s": wall_s, "cpu_s": cpu_s}
 
 
 def _parl221_mlp(in_dim: int, out_dim: int, hidden: list[int], activation: Any) -> Any:
@@ -306,14 +389,22 @@ def _parl221_dqn(steps: int) -> dict[str, Any]:
     return {"env_steps": env_steps, "wall_s": time.perf_counter() - start}
 
 
-RUNNERS: dict[str, dict[str, Callable[[int], dict[str, Any]]]] = {
-    "parl": {"PPO": lambda steps: _ours("PPO", steps), "DQN": lambda steps: _ours("DQN", steps)},
-    "sb3": {"PPO": lambda steps: _sb3("PPO", steps), "DQN": lambda steps: _sb3("DQN", steps)},
-    "parl221": {"PPO": _parl221_ppo, "DQN": _parl221_dqn},
+def _side(run: Callable[..., dict[str, Any]], algo: str) -> Callable[[int, str], dict[str, Any]]:
+    return lambda steps, env_id: run(algo, steps, env_id)
+
+
+#: ``RUNNERS[side][algo](steps, env_id)``; PARL 2.2.1 has no SAC/TD3 runner (not timed).
+RUNNERS: dict[str, dict[str, Callable[[int, str], dict[str, Any]]]] = {
+    "parl": {algo: _side(_ours, algo) for algo in CONFIGS},
+    "sb3": {algo: _side(_sb3, algo) for algo in CONFIGS},
+    "parl221": {
+        "PPO": lambda steps, env_id: _parl221_ppo(steps),
+        "DQN": lambda steps, env_id: _parl221_dqn(steps),
+    },
 }
 
 
-def measure(python: str, side: str, algo: str, steps: int) -> dict[str, Any]:
+def measure(python: str, side: str, algo: str, steps: int, env_id: str = ENV_ID) -> dict[str, Any]:
     """Run one side's runner in a fresh interpreter; return its figures and env steps/s."""
     env = dict(os.environ)
     if side != "parl":  # our packages on PYTHONPATH would shadow PARL 2.2.1's parl
@@ -321,7 +412,7 @@ def measure(python: str, side: str, algo: str, steps: int) -> dict[str, Any]:
     if side == "parl221":
         env["PARL_BACKEND"] = "paddle"
     out = subprocess.run(
-        [python, __file__, "--side", side, "--algo", algo, "--steps", str(steps)],
+        [python, __file__, "--side", side, "--algo", algo, "--env", env_id, "--steps", str(steps)],
         capture_output=True,
         text=True,
         check=False,
@@ -332,7 +423,17 @@ def measure(python: str, side: str, algo: str, steps: int) -> dict[str, Any]:
         raise RuntimeError(f"{side} {algo} failed:\n{out.stderr[-3000:]}")
     result = json.loads(out.stdout.strip().splitlines()[-1])
     result["sps"] = result["env_steps"] / result["wall_s"]
+    if "cpu_s" in result:  # SAC, TD3: process CPU time, far steadier than wall on a busy machine
+        result["cpu_sps"] = result["env_steps"] / result["cpu_s"]
     return result
+
+
+def _cell(runs: dict[str, dict[str, Any]], side: str) -> str:
+    """One side's env steps/s (and per CPU second where measured) in a per-run row."""
+    if side not in runs:
+        return "–"
+    cpu = runs[side].get("cpu_sps")
+    return f"{runs[side]['sps']:.1f}" + (f" ({cpu:.1f} per CPU s)" if cpu else "")
 
 
 def _span(values: list[float]) -> str:
@@ -347,12 +448,14 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=50_000)
     parser.add_argument("--repeats", type=int, default=1, help="runs of every side")
     parser.add_argument("--algos", nargs="+", default=list(CONFIGS), choices=list(CONFIGS))
+    parser.add_argument("--envs", nargs="+", help="only these of each algorithm's ENVS")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "sb3-speed.md")
     parser.add_argument("--side", choices=list(RUNNERS), help=argparse.SUPPRESS)
     parser.add_argument("--algo", choices=list(CONFIGS), help=argparse.SUPPRESS)
+    parser.add_argument("--env", default=ENV_ID, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.side:
-        print(json.dumps(RUNNERS[args.side][args.algo](args.steps)))
+        print(json.dumps(RUNNERS[args.side][args.algo](args.steps, args.env)))
         return
 
     from _report import header, markdown_table
@@ -360,16 +463,34 @@ def main() -> None:
     pythons = {"sb3": args.sb3_python, "parl221": args.parl221_python, "parl": sys.executable}
     sides = [side for side in SIDES if pythons[side]]
     rows, summary = [], []
-    for algo in args.algos:
+    cases = [(algo, env) for algo in args.algos for env in ENVS[algo]]
+    cases = [(algo, env) for algo, env in cases if not args.envs or env in args.envs]
+    for algo, env_id in cases:
+        timed = [side for side in sides if algo in RUNNERS[side]]
         ratios: dict[str, list[float]] = {side: [] for side in sides if side != "parl"}
+        cpu_ratios: dict[str, list[float]] = {}
         for repeat in range(args.repeats):
-            order = sides if repeat % 2 == 0 else sides[::-1]  # alternate who runs first
-            sps = {side: measure(pythons[side], side, algo, args.steps)["sps"] for side in order}
+            order = timed if repeat % 2 == 0 else timed[::-1]  # alternate who runs first
+            runs = {side: measure(pythons[side], side, algo, args.steps, env_id) for side in order}
+            sps = {side: run["sps"] for side, run in runs.items()}
             for other in ratios:
-                ratios[other].append(sps["parl"] / sps[other])
-            rows.append([f"{algo} {ENV_ID}", repeat + 1, *(f"{sps[side]:.0f}" for side in sides)])
+                if other in sps:
+                    ratios[other].append(sps["parl"] / sps[other])
+                if other in sps and "cpu_sps" in runs[other]:
+                    ratio = runs["parl"]["cpu_sps"] / runs[other]["cpu_sps"]
+                    cpu_ratios.setdefault(other, []).append(ratio)
+            rows.append([f"{algo} {env_id}", repeat + 1, *(_cell(runs, s) for s in sides)])
             print(rows[-1], flush=True)
-        summary.append([f"{algo} {ENV_ID}", *(_span(values) for values in ratios.values())])
+        summary.append(
+            [
+                f"{algo} {env_id}",
+                *(
+                    (_span(v) if v else "–")
+                    + (f" (CPU time: {_span(cpu_ratios[s])})" if s in cpu_ratios else "")
+                    for s, v in ratios.items()
+                ),
+            ]
+        )
     ratio_names = [f"ours / {SIDES[side]}" for side in sides if side != "parl"]
     text = (
         header("PARL vs Stable-Baselines3 and PARL 2.2.1: env steps per second")

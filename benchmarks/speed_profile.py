@@ -1,11 +1,13 @@
 """Where a training run's time goes: cProfile of the examples the speed benchmark runs.
 
-Runs ``examples/PPO/train.py`` and ``examples/DQN/train.py`` with the configs of
+Runs ``examples/PPO/train.py``, ``examples/DQN/train.py`` and (``--algos SAC TD3``, Pendulum-v1
+by default, ``--env`` another) ``examples/SAC/train.py`` with the configs of
 ``benchmarks/sb3_speed.py`` under :mod:`cProfile` and sums the inclusive time of the functions
 that make up each part of a training round (env stepping, acting, host↔tensor conversion,
 forward, backward, optimizer, checks, replay memory, logging, evaluation)::
 
     python benchmarks/speed_profile.py [--steps 20000] [--label after]
+    python benchmarks/speed_profile.py --algos SAC TD3 --steps 3000  # 2000 updates each
 
 Appends a section to ``benchmarks/results/speed-profile.md``. Buckets are inclusive times of
 the listed functions, so a bucket can contain another (acting contains its conversions and its
@@ -21,6 +23,7 @@ import os
 import pstats
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -95,6 +98,112 @@ DQN_BUCKETS: list[Bucket] = [
 ]
 
 
+# SAC and TD3 share examples/SAC/train.py and the DDPG skeleton (parl_algos_ac/ddpg.py).
+AC_BUCKETS: list[Bucket] = [
+    ("env stepping", [("gymnasium/vector/sync_vector_env.py", "step")], "SyncVectorEnv.step"),
+    (
+        "acting",
+        [("parl_algos_ac/agent.py", "sample")],
+        "ContinuousAgent.sample: conversion + forward",
+    ),
+    ("replay append", [("parl/utils/replay_memory.py", "append_batch")], ""),
+    (
+        "replay sample",
+        [("parl/utils/replay_memory.py", "sample_batch")],
+        "index draw + numpy gather",
+    ),
+    ("learn (total)", [("parl_algos_ac/agent.py", "learn")], "everything below"),
+    (
+        "· checks + conversion",
+        [("parl_algos_ac/ddpg.py", "_check_batch")],
+        "numpy → tensors, shapes",
+    ),
+    ("· policy forward", [("parl_algos_ac/models.py", "policy")], "incl. acting's and evals'"),
+    ("· tanh-Gaussian sample", [("parl/core/distributions.py", "rsample_with_log_prob")], "SAC"),
+    (
+        "· critic forward",
+        [("parl_algos_ac/ddpg.py", "_q")],
+        "both critics batched; online + target",
+    ),
+    ("· backward", [("", "backward")], "Tensor.backward"),
+    (
+        "· optimizer",
+        [("paddle/optimizer/optimizer.py", "clear_grad"), ("paddle/optimizer/adam.py", "step")],
+        "clear_grad + Adam (actor, critics, SAC's α)",
+    ),
+    ("· target update", [("parl/core/target.py", "update_target")], "Polyak, in place"),
+    *SHARED_BUCKETS,
+]
+
+
+# Stable-Baselines3's SAC and TD3 (``--sb3``, run with the SB3 venv's interpreter), for the
+# same parts of an update in torch.
+SB3_BUCKETS: list[Bucket] = [
+    ("env stepping", [("vec_env/dummy_vec_env.py", "step_wait")], "DummyVecEnv.step_wait"),
+    ("acting", [("common/off_policy_algorithm.py", "_sample_action")], "incl. its forward"),
+    ("replay append", [("common/buffers.py", "add")], ""),
+    ("replay sample", [("common/buffers.py", "sample")], "index draw + gather + as_tensor"),
+    ("learn (total)", [("sac/sac.py", "train"), ("td3/td3.py", "train")], "everything below"),
+    (
+        "· policy forward",
+        [("sac/policies.py", "action_log_prob"), ("td3/policies.py", "forward")],
+        "SAC: incl. its sampling; TD3: incl. acting's",
+    ),
+    (
+        "· critic forward",
+        [("common/policies.py", "forward"), ("common/policies.py", "q1_forward")],
+        "two critics, one module each; online + target",
+    ),
+    ("· backward", [("torch/_tensor.py", "backward")], "Tensor.backward"),
+    (
+        "· optimizer",
+        [("torch/optim/optimizer.py", "zero_grad"), ("torch/optim/adam.py", "step")],
+        "zero_grad + Adam",
+    ),
+    ("· target update", [("common/utils.py", "polyak_update")], "torch._foreach_mul_/add_"),
+    ("host reads (all)", [("", "numpy"), ("", "item")], "Tensor.numpy / item anywhere"),
+]
+
+
+def run_sb3(algo: str, env_id: str) -> Callable[[int, str], None]:
+    """SB3's SAC or TD3 as ``benchmarks/sb3_speed.py`` times it (imports outside the profile)."""
+    import stable_baselines3.common.env_util
+    import stable_baselines3.common.noise
+    from sb3_speed import _sb3
+
+    del stable_baselines3
+
+    def run(steps: int, logdir: str) -> None:
+        _sb3(algo, steps, env_id)
+
+    return run
+
+
+def run_ac(algo: str, env_id: str) -> Callable[[int, str], None]:
+    """SAC or TD3 as ``benchmarks/sb3_speed.py`` times it (the import stays out of the profile)."""
+    from sb3_speed import CONFIGS
+
+    cfg, example = CONFIGS[algo], load_example("SAC")
+
+    def run(steps: int, logdir: str) -> None:
+        example.train(
+            env_id=env_id,
+            algo=algo,
+            total_steps=steps,
+            hidden_sizes=tuple(cfg["net_arch"]),
+            lr=cfg["learning_rate"],
+            gamma=cfg["gamma"],
+            batch_size=cfg["batch_size"],
+            learning_starts=cfg["learning_starts"],
+            eval_interval=10 * steps,
+            eval_episodes=1,
+            logdir=logdir,
+            progress=False,
+        )
+
+    return run
+
+
 def run_ppo(steps: int, logdir: str) -> None:
     load_example("PPO").train(
         "CartPole-v1", 0, logdir=logdir, quiet=True, total_steps=steps, eval_every=10 * steps
@@ -111,8 +220,9 @@ def run_dqn(steps: int, logdir: str) -> None:
     )
 
 
-def profile(run: Callable[[int, str], None], steps: int) -> pstats.Stats:
-    profiler = cProfile.Profile()
+def profile(run: Callable[[int, str], None], steps: int, cpu: bool = False) -> pstats.Stats:
+    """Profile ``run``; ``cpu`` times with the process's CPU clock (steadier on a busy machine)."""
+    profiler = cProfile.Profile(time.process_time) if cpu else cProfile.Profile()
     with tempfile.TemporaryDirectory() as logdir:
         profiler.enable()
         run(steps, logdir)
@@ -142,14 +252,28 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20_000)
     parser.add_argument("--label", default="", help="section title, e.g. 'before' or 'after'")
-    parser.add_argument("--algos", nargs="+", default=["PPO", "DQN"], choices=["PPO", "DQN"])
+    parser.add_argument(
+        "--algos", nargs="+", default=["PPO", "DQN"], choices=["PPO", "DQN", "SAC", "TD3"]
+    )
+    parser.add_argument("--env", default="Pendulum-v1", help="SAC's and TD3's env")
+    parser.add_argument("--sb3", action="store_true", help="profile SB3's SAC/TD3 instead")
     args = parser.parse_args()
     sections = []
     for algo in args.algos:
-        run, buckets = (run_ppo, PPO_BUCKETS) if algo == "PPO" else (run_dqn, DQN_BUCKETS)
-        rows = bucket_rows(profile(run, args.steps), buckets)
+        env_id = "CartPole-v1"
+        if algo == "PPO":
+            run, buckets = run_ppo, PPO_BUCKETS
+        elif algo == "DQN":
+            run, buckets = run_dqn, DQN_BUCKETS
+        elif args.sb3:
+            run, buckets, env_id = run_sb3(algo, args.env), SB3_BUCKETS, args.env
+        else:
+            run, buckets, env_id = run_ac(algo, args.env), AC_BUCKETS, args.env
+        # SAC and TD3 (ours and SB3's) in CPU seconds; PPO and DQN as before, in wall seconds.
+        rows = bucket_rows(profile(run, args.steps, cpu=algo in ("SAC", "TD3")), buckets)
         table = markdown_table(["part", "seconds", "share", "calls", "what"], rows)
-        sections.append(f"### {algo} CartPole-v1, {args.steps} env steps\n\n{table}\n")
+        side = "SB3 " if args.sb3 else ""
+        sections.append(f"### {side}{algo} {env_id}, {args.steps} env steps\n\n{table}\n")
         print(sections[-1], flush=True)
     command = "python benchmarks/speed_profile.py " + " ".join(sys.argv[1:])
     threads = os.environ.get("OMP_NUM_THREADS", "unset")

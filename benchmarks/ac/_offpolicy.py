@@ -47,8 +47,10 @@ def run(algo: str, env_id: str, seed: int) -> dict[str, Any]:
     """Train ``algo`` on ``env_id`` with ``seed`` and the benchmark's settings."""
     if env_id not in CONFIGS:
         raise KeyError(f"no {algo} benchmark config for {env_id!r}; known: {sorted(CONFIGS)}")
+    code = commit()  # the code that trains, not the tree when the run ends
     result = _example.train(env_id=env_id, algo=algo, seed=seed, progress=False, **CONFIGS[env_id])
     result["passed"] = result["steps_to_target"] is not None
+    result["commit"] = code
     return result
 
 
@@ -73,7 +75,8 @@ def report(
     config = CONFIGS[env_id] if config is None else config
     command = f"nox -s bench -- {algo} {env_id} --seeds {' '.join(map(str, seeds))}"
     for result in results:
-        result |= {"command": command, "commit": commit(), "machine": machine()}
+        result |= {"command": command, "machine": machine()}
+        result.setdefault("commit", commit())  # run() records the commit it started from
     # Seeds run in separate invocations accumulate; a rerun of a seed replaces it.
     json_path = stem.with_suffix(".json")
     kept = json.loads(json_path.read_text())["runs"] if json_path.exists() else []

@@ -34,10 +34,13 @@ import numpy as np
 from parl_algos_ac import A2C, A2CAgent, DiscreteActorCritic
 
 
-def build_agent(obs_dim: int, act_dim: int, hidden_sizes: Sequence[int]) -> A2CAgent:
+def build_agent(
+    obs_dim: int, act_dim: int, hidden_sizes: Sequence[int], shared_trunk: bool = True
+) -> A2CAgent:
     """The learner's and every sampler's agent (A2C from the registry)."""
     a2c: type[A2C] = parl.algorithms.get("A2C")
-    return A2CAgent(a2c(DiscreteActorCritic(obs_dim, act_dim, hidden_sizes), vf_loss_coeff=0.5))
+    model = DiscreteActorCritic(obs_dim, act_dim, hidden_sizes, shared=shared_trunk)
+    return A2CAgent(a2c(model, vf_loss_coeff=0.5))
 
 
 @parl.remote_class(wait=False)
@@ -48,14 +51,23 @@ class Sampler:
         env_id: a gymnasium id with flat observations and Discrete actions.
         num_envs: sub-environments of this sampler's vector env.
         hidden_sizes: the model's hidden layers (as the learner's).
+        shared_trunk: whether policy and value share their hidden layers (as the learner's).
         seed: seeds the policy's sampling and the environments.
     """
 
-    def __init__(self, env_id: str, num_envs: int, hidden_sizes: Sequence[int], seed: int):
+    def __init__(
+        self,
+        env_id: str,
+        num_envs: int,
+        hidden_sizes: Sequence[int],
+        seed: int,
+        shared_trunk: bool = True,
+    ):
         parl.set_seed(seed)
         envs = make_vector_env(env_id, num_envs)
         obs_dim = envs.single_observation_space.shape[0]
-        self.agent = build_agent(obs_dim, int(envs.single_action_space.n), hidden_sizes)
+        act_dim = int(envs.single_action_space.n)
+        self.agent = build_agent(obs_dim, act_dim, hidden_sizes, shared_trunk)
         self.collector = RolloutCollector(envs, seed=seed)
 
     def sample(
@@ -95,6 +107,19 @@ class Sampler:
         }
 
 
+def merge_batches(batches: Sequence[dict[str, Any]]) -> dict[str, np.ndarray]:
+    """Join the samplers' batches field by field; ``episodes`` stays with each sampler's batch.
+
+    (A sampler none of whose episodes ended in its rollout returns ``episodes=[]``, which numpy
+    cannot join with another's ``[n, 2]``.)
+    """
+    return {
+        key: np.concatenate([batch[key] for batch in batches])
+        for key in batches[0]
+        if key != "episodes"
+    }
+
+
 def train(
     *,
     env_id: str = "CartPole-v1",
@@ -105,6 +130,7 @@ def train(
     envs_per_sampler: int = 4,
     num_steps: int = 16,
     hidden_sizes: Sequence[int] = (64, 64),
+    shared_trunk: bool = True,
     lr: float = 1e-3,
     gamma: float = 0.99,
     gae_lambda: float = 0.95,
@@ -127,7 +153,8 @@ def train(
         num_samplers: remote actors, one CPU each.
         envs_per_sampler: sub-environments per sampler.
         num_steps: steps per sub-environment per update.
-        hidden_sizes: widths of the model's shared hidden layers.
+        hidden_sizes: widths of the model's hidden layers.
+        shared_trunk: one trunk for policy and value (PARL's A2C model), or one each.
         lr: Adam's learning rate, decayed linearly to 0 over the run.
         gamma: discount factor.
         gae_lambda: GAE's λ.
@@ -149,13 +176,13 @@ def train(
     obs_space, act_space = eval_envs.single_observation_space, eval_envs.single_action_space
     if not isinstance(act_space, gym.spaces.Discrete) or len(obs_space.shape) != 1:
         raise ValueError(f"{env_id}: this example needs flat Box observations, Discrete actions")
-    agent = build_agent(obs_space.shape[0], int(act_space.n), hidden_sizes)
+    agent = build_agent(obs_space.shape[0], int(act_space.n), hidden_sizes, shared_trunk)
     if logdir is not None:
         summary.set_logdir(logdir)
 
     parl.connect(address, cpu_num=None if address else num_samplers)
     samplers = [
-        Sampler(env_id, envs_per_sampler, hidden_sizes, seed + 1000 * (i + 1))
+        Sampler(env_id, envs_per_sampler, hidden_sizes, seed + 1000 * (i + 1), shared_trunk)
         for i in range(num_samplers)
     ]
     batch_size = num_samplers * envs_per_sampler * num_steps
@@ -171,7 +198,7 @@ def train(
         weights = agent.get_weights()
         futures = [s.sample(weights, num_steps, gamma, gae_lambda) for s in samplers]
         batches = [future.get() for future in futures]
-        batch = {key: np.concatenate([b[key] for b in batches]) for key in batches[0]}
+        batch = merge_batches(batches)
         learning_rate = max(schedule.step(), 1e-8) if update else lr
         total_loss, pi_loss, vf_loss, entropy = agent.learn(
             batch["obs"],

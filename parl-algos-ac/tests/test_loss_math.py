@@ -16,7 +16,7 @@ import numpy as np
 import paddle
 import pytest
 
-from parl_algos_ac import A2C, DDPG, SAC, TD3
+from parl_algos_ac import A2C, DDPG, SAC, TD3, DeterministicActorCritic, GaussianActorCritic
 
 GAMMA, TAU = 0.9, 0.1
 OBS, ACT, B = 3, 2, 5
@@ -148,11 +148,11 @@ def test_sac_entropy_terms_and_alpha_loss(rng, monkeypatch, auto) -> None:
     online, target = algorithm.model.get_weights(), algorithm.target_model.get_weights()
     obs, action, reward, next_obs, terminal = _batch(rng)
     eps = rng.normal(size=(2 * B, ACT)).astype(np.float32)
-    _fixed_randn(monkeypatch, eps)
+    _fixed_randn(monkeypatch, eps[:B], eps[B:])
 
     critic_loss, actor_loss = algorithm.learn(obs, action, reward, next_obs, terminal)
 
-    # One policy pass over [obs; next_obs]: the first B draws act at obs, the rest at next_obs.
+    # The policy samples at obs first (the first B draws), then at next_obs (the rest).
     next_action, next_logp = _tanh_gaussian(online, next_obs, eps[B:])
     soft = _q(target, 2, next_obs, next_action).min(axis=0) - alpha * next_logp
     y = reward + GAMMA * (1 - terminal) * soft
@@ -207,3 +207,42 @@ def test_a2c_sums_and_signed_entropy_coefficient(rng) -> None:
     expected = [pi_loss + 0.5 * vf_loss - 0.01 * entropy, pi_loss, vf_loss, entropy]
     np.testing.assert_allclose([float(x) for x in losses], expected, rtol=1e-5)
     assert algorithm.optimizer.get_lr() == pytest.approx(0.02)
+
+
+@pytest.mark.parametrize("algo", [DDPG, TD3, SAC])
+def test_actor_loss_computes_no_critic_weight_gradients(rng, algo) -> None:
+    # The actor's step needs dQ/d(action) only; the critic's weight gradients are skipped.
+    algorithm = _make(algo, 1 if algo is DDPG else 2, algo is SAC)
+    obs = paddle.to_tensor(rng.normal(size=(B, OBS)).astype(np.float32))
+    action = paddle.tanh(paddle.to_tensor(rng.normal(size=(B, ACT)).astype(np.float32)))
+    action.stop_gradient = False
+    algorithm._q_for_actor(obs, action).sum().backward()
+    assert action.grad is not None and float(action.grad.abs().sum()) > 0
+    for param in algorithm.model.get_critic_params():
+        assert param.grad is None or not float(param.grad.abs().sum())
+        assert not param.stop_gradient  # restored for the critic's own step
+
+
+@pytest.mark.parametrize("model_class", [DeterministicActorCritic, GaussianActorCritic])
+def test_q1_is_the_first_critic_of_the_ensemble(rng, model_class) -> None:
+    model = model_class(OBS, ACT, hidden_sizes=(8, 8), num_critics=2)
+    obs = paddle.to_tensor(rng.normal(size=(B, OBS)).astype(np.float32))
+    action = paddle.to_tensor(rng.uniform(-1, 1, size=(B, ACT)).astype(np.float32))
+    np.testing.assert_allclose(
+        model.Q1(obs, action).numpy(), model.value(obs, action)[0].numpy(), rtol=1e-6
+    )
+
+
+def test_separate_trunks_keep_the_value_loss_out_of_the_policy(rng) -> None:
+    from parl_algos_ac import DiscreteActorCritic
+
+    model = DiscreteActorCritic(OBS, 3, hidden_sizes=(8,), shared=False)
+    algorithm = A2C(model, vf_loss_coeff=0.5)
+    before = model.get_weights()
+    obs = rng.normal(size=(B, OBS)).astype(np.float32)
+    # Zero advantages and no entropy term: only the value loss moves anything.
+    algorithm.learn(obs, rng.integers(0, 3, size=B), np.zeros(B), rng.normal(size=B), 0.01, 0.0)
+    after = model.get_weights()
+    for name in before:
+        moved = not np.array_equal(before[name], after[name])
+        assert moved == name.startswith(("v_trunk.", "v.")), name

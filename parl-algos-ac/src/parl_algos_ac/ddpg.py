@@ -145,11 +145,16 @@ class DDPG(parl.Algorithm):
             parameters=list(model.get_actor_params()),
             use_multi_tensor=True,
         )
+        critic_params = list(model.get_critic_params())
         self.critic_optimizer = paddle.optimizer.Adam(
             learning_rate=self.config.critic_lr,
-            parameters=list(model.get_critic_params()),
+            parameters=critic_params,
             use_multi_tensor=True,
         )
+        # The critic's own parameters, which an actor loss needs no gradient of (a parameter
+        # the actor shares with the critic keeps its gradient).
+        actor_ids = {id(param) for param in model.get_actor_params()}
+        self._critic_only = [p for p in critic_params if id(p) not in actor_ids]
 
     # -- acting ---------------------------------------------------------------------------
 
@@ -221,8 +226,32 @@ class DDPG(parl.Algorithm):
         return _minimize(self.critic_optimizer, critic_loss)
 
     def _actor_loss(self, obs: paddle.Tensor) -> paddle.Tensor:
-        """``-mean Q_1(s, mu(s))``: the first critic judges the actor (TD3's choice too)."""
-        return -self._q(self.model, obs, self._call(self.model.policy, obs))[0].mean()
+        """``-mean Q_1(s, mu(s))``: the first critic judges the actor (TD3's choice too).
+
+        A model with PARL's ``Q1(obs, act)`` method is asked for that critic alone.
+        """
+        action = self._call(self.model.policy, obs)
+        return -self._q_for_actor(obs, action, first_only=True)[0].mean()
+
+    def _q_for_actor(
+        self, obs: paddle.Tensor, action: paddle.Tensor, first_only: bool = False
+    ) -> paddle.Tensor:
+        """:meth:`_q` of the model for an actor loss: the backward pass reaches the action
+        through the critics but computes no gradients of the critics' own weights (the actor's
+        optimizer would not use them; skipping them saves a weight-gradient matmul per layer).
+        ``first_only`` uses the model's ``Q1`` where it has one (``[1, B]``).
+        """
+        flags = [param.stop_gradient for param in self._critic_only]
+        for param in self._critic_only:
+            param.stop_gradient = True
+        try:
+            q1 = getattr(self.model, "Q1", None) if first_only else None
+            if q1 is not None:
+                return _stack_q(self._call(q1, obs, action), obs.shape[0], "model.Q1")
+            return self._q(self.model, obs, action)
+        finally:
+            for param, flag in zip(self._critic_only, flags, strict=True):
+                param.stop_gradient = flag
 
     def _learn_actor(self, obs: paddle.Tensor) -> paddle.Tensor:
         return _minimize(self.actor_optimizer, self._actor_loss(obs))

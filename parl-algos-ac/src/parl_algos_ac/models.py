@@ -77,9 +77,12 @@ class EnsembleMLP(paddle.nn.Layer):
                 self.create_parameter([self.num_members, 1, fan_out], attr=_uniform(fan_in))
             )
 
-    def forward(self, x: paddle.Tensor) -> paddle.Tensor:
+    def forward(self, x: paddle.Tensor, members: int | None = None) -> paddle.Tensor:
+        """``[B, in_dim]`` → ``[num_members, B]``; ``members=k`` evaluates the first ``k`` only."""
         last = len(self.weights) - 1
         for index, (weight, bias) in enumerate(zip(self.weights, self.biases, strict=True)):
+            if members is not None:
+                weight, bias = weight[:members], bias[:members]
             # [B, in] @ [K, in, out] broadcasts to [K, B, out] on the first layer.
             x = paddle.matmul(x, weight) + bias
             if index < last:
@@ -107,6 +110,10 @@ class _ContinuousActorCritic(parl.Model):
     def value(self, obs: paddle.Tensor, act: paddle.Tensor) -> paddle.Tensor:
         """Q values of every critic, ``[num_critics, B]``."""
         return self.critic(paddle.concat([obs, act], axis=-1))
+
+    def Q1(self, obs: paddle.Tensor, act: paddle.Tensor) -> paddle.Tensor:
+        """The first critic's Q values ``[B]`` (PARL's TD3 name), computing that critic only."""
+        return self.critic(paddle.concat([obs, act], axis=-1), members=1)[0]
 
     def get_actor_params(self) -> list[paddle.Tensor]:
         """The parameters the actor's optimizer updates."""
@@ -184,28 +191,46 @@ class GaussianActorCritic(_ContinuousActorCritic):
 
 
 class DiscreteActorCritic(parl.Model):
-    """A2C's model: a shared tanh trunk with a policy head (logits) and a value head.
+    """A2C's model: a tanh trunk with a policy head (logits) and a value head.
+
+    With ``shared=False`` the value head has a trunk of its own (as SB3's A2C and PPO
+    policies): the value loss, whose targets grow with the episode length, then no longer
+    shapes the policy's features.
 
     Args:
         obs_dim: observation size.
         act_dim: number of discrete actions.
-        hidden_sizes: widths of the shared hidden layers.
+        hidden_sizes: widths of the hidden layers (of each trunk).
+        shared: one trunk for the policy and the value (PARL's Atari model), or one each.
     """
 
-    def __init__(self, obs_dim: int, act_dim: int, hidden_sizes: Sequence[int] = (64, 64)) -> None:
+    def __init__(
+        self,
+        obs_dim: int,
+        act_dim: int,
+        hidden_sizes: Sequence[int] = (64, 64),
+        shared: bool = True,
+    ) -> None:
         super().__init__()
         sizes = [positive_int("obs_dim", obs_dim), *hidden_sizes]
-        layers: list[paddle.nn.Layer] = []
-        for fan_in, fan_out in itertools.pairwise(sizes):
-            layers += [paddle.nn.Linear(fan_in, fan_out, _uniform(fan_in)), paddle.nn.Tanh()]
-        self.trunk = paddle.nn.Sequential(*layers)
+
+        def trunk() -> paddle.nn.Sequential:
+            layers: list[paddle.nn.Layer] = []
+            for fan_in, fan_out in itertools.pairwise(sizes):
+                layers += [paddle.nn.Linear(fan_in, fan_out, _uniform(fan_in)), paddle.nn.Tanh()]
+            return paddle.nn.Sequential(*layers)
+
+        self.trunk = trunk()
+        # Not registered twice when shared: the state dict keeps PARL-style names only.
+        self.v_trunk = None if shared else trunk()
         self.pi = paddle.nn.Linear(sizes[-1], positive_int("act_dim", act_dim))
         self.v = paddle.nn.Linear(sizes[-1], 1)
 
     def policy_and_value(self, obs: paddle.Tensor) -> tuple[paddle.Tensor, paddle.Tensor]:
-        """Logits ``[B, act_dim]`` and values ``[B]`` from one pass through the trunk."""
+        """Logits ``[B, act_dim]`` and values ``[B]`` (one pass through a shared trunk)."""
         hidden = self.trunk(obs)
-        return self.pi(hidden), self.v(hidden).squeeze(-1)
+        v_hidden = hidden if self.v_trunk is None else self.v_trunk(obs)
+        return self.pi(hidden), self.v(v_hidden).squeeze(-1)
 
     def policy(self, obs: paddle.Tensor) -> paddle.Tensor:
         """Action logits."""
@@ -213,7 +238,8 @@ class DiscreteActorCritic(parl.Model):
 
     def value(self, obs: paddle.Tensor) -> paddle.Tensor:
         """State values ``[B]``."""
-        return self.v(self.trunk(obs)).squeeze(-1)
+        trunk = self.trunk if self.v_trunk is None else self.v_trunk
+        return self.v(trunk(obs)).squeeze(-1)
 
     def forward(self, obs: paddle.Tensor) -> paddle.Tensor:
         """The action logits (what ``save_inference_model`` exports)."""

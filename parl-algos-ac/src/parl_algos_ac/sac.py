@@ -57,7 +57,8 @@ class SAC(DDPG):
         actor_loss  = mean(alpha·log pi(a~|s) - min_k Q_k(s, a~)),   a~ ~ pi(s) (rsample)
         alpha_loss  = -mean(log_alpha · (log pi(a~|s) + target_entropy))   (alpha="auto")
 
-    One policy pass over ``[obs; next_obs]`` serves the target and the actor loss, and all
+    The policy's sample at ``s'`` is drawn without a graph (only the sample at ``s`` is
+    differentiated), the actor loss's critic pass computes no critic weight gradients, and all
     critics run in one batched pass when the model stacks them
     (:class:`~parl_algos_ac.models.GaussianActorCritic`). α is read from ``log_alpha`` before
     the step; ``log_alpha`` (a learnable scalar with ``alpha="auto"``) and its optimizer are
@@ -156,20 +157,18 @@ class SAC(DDPG):
         obs, action, reward, next_obs, terminal = self._check_batch(
             obs, action, reward, next_obs, terminal
         )
-        batch = obs.shape[0]
         alpha = self.alpha
-        # One policy pass for both halves; gradients reach it only through the obs half.
-        sampled, log_prob = self._distribution(
-            paddle.concat([obs, next_obs])
-        ).rsample_with_log_prob()
+        # The actor's sample at obs (kept for its step); the one at next_obs builds no graph,
+        # so the actor's backward runs over B rows, not over a joint pass's 2B.
+        pi_action, pi_log_prob = self._distribution(obs).rsample_with_log_prob()
         with paddle.no_grad():
-            next_q = self._q(self.target_model, next_obs, sampled[batch:].detach()).min(axis=0)
-            soft_next = next_q - alpha * log_prob[batch:].detach()
+            next_action, next_log_prob = self._distribution(next_obs).rsample_with_log_prob()
+            next_q = self._q(self.target_model, next_obs, next_action).min(axis=0)
+            soft_next = next_q - alpha * next_log_prob
             target = reward + self.config.gamma * (1.0 - terminal) * soft_next
         critic_loss = self._learn_critic(obs, action, target)
 
-        pi_log_prob = log_prob[:batch]
-        q_pi = self._q(self.model, obs, sampled[:batch]).min(axis=0)
+        q_pi = self._q_for_actor(obs, pi_action).min(axis=0)
         actor_loss = _minimize(self.actor_optimizer, (alpha * pi_log_prob - q_pi).mean())
         if self.alpha_optimizer is not None:
             self._learn_alpha(pi_log_prob.detach(), action.shape[1])
