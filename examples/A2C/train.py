@@ -1,7 +1,8 @@
 """A2C on CartPole-v1 with its samplers as remote actors on an xparl cluster.
 
 ``python examples/A2C/train.py`` starts an embedded local cluster (``parl.connect()``);
-``--address HOST:PORT`` joins one started with ``xparl start``. Each sampler is a
+``--address HOST:PORT`` joins one started with ``xparl start`` (``--address ray`` or
+``ray://HEAD:10001``: a Ray cluster). Each sampler is a
 ``@parl.remote_class`` actor in its own process that steps its own vector env with a copy of the
 policy and returns ``num_steps`` steps with GAE advantages; the learner sends the latest weights
 with every request, gathers all batches, and takes one A2C step on them (PARL's "A2C with
@@ -149,7 +150,8 @@ def train(
         env_id: a gymnasium id with flat Box observations and Discrete actions.
         total_steps: environment steps over all samplers.
         seed: seeds the learner, the samplers (``seed + 1000·(i+1)``) and evaluation.
-        address: an xparl cluster's ``HOST:PORT``; None starts an embedded one.
+        address: an xparl cluster's ``HOST:PORT``, ``"ray"`` or ``"ray://HEAD:PORT"``; None
+            starts an embedded xparl cluster.
         num_samplers: remote actors, one CPU each.
         envs_per_sampler: sub-environments per sampler.
         num_steps: steps per sub-environment per update.
@@ -261,7 +263,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--env", default="CartPole-v1", help="gymnasium env id")
     parser.add_argument(
-        "--address", default=None, help="xparl cluster HOST:PORT (default: embedded)"
+        "--address", default=None, help="xparl HOST:PORT, ray or ray://HEAD:PORT (default: embedded)"
     )
     parser.add_argument("--total-steps", type=int, default=300_000)
     parser.add_argument("--seed", type=int, default=0)
