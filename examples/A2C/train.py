@@ -263,7 +263,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--env", default="CartPole-v1", help="gymnasium env id")
     parser.add_argument(
-        "--address", default=None, help="xparl HOST:PORT, ray or ray://HEAD:PORT (default: embedded)"
+        "--address", default=None, help="xparl HOST:PORT, ray, ray://HEAD:PORT (default: embedded)"
     )
     parser.add_argument("--total-steps", type=int, default=300_000)
     parser.add_argument("--seed", type=int, default=0)
