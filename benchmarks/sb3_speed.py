@@ -129,6 +129,29 @@ ENVS: dict[str, list[str]] = {
 SIDES = {"sb3": "SB3", "parl221": "PARL 2.2.1", "parl": "ours"}
 
 
+def ac_train_kwargs(algo: str, env_id: str, steps: int, logdir: str) -> dict[str, Any]:
+    """``examples/SAC/train.py``'s arguments for SAC or TD3 with the shared config (the
+    profile in ``speed_profile.py`` runs the same)."""
+    cfg = CONFIGS[algo]
+    return {
+        "env_id": env_id,
+        "algo": algo,
+        "total_steps": steps,
+        "hidden_sizes": tuple(cfg["net_arch"]),
+        "lr": cfg["learning_rate"],
+        "gamma": cfg["gamma"],
+        "tau": cfg["tau"],
+        "expl_noise": cfg.get("action_noise_sigma", 0.1),
+        "buffer_size": cfg["buffer_size"],
+        "batch_size": cfg["batch_size"],
+        "learning_starts": cfg["learning_starts"],
+        "eval_interval": 10 * steps,
+        "eval_episodes": 1,
+        "logdir": logdir,
+        "progress": False,
+    }
+
+
 def _ours(algo: str, steps: int, env_id: str = ENV_ID) -> dict[str, Any]:
     """Train our example with the benchmark config; time it from its first env step.
 
@@ -139,26 +162,9 @@ def _ours(algo: str, steps: int, env_id: str = ENV_ID) -> dict[str, Any]:
 
     with tempfile.TemporaryDirectory() as logdir:
         if algo in ("SAC", "TD3"):  # examples/TD3/train.py is examples/SAC/train.py's loop
-            cfg = CONFIGS[algo]
             example = load_example("SAC")
             cpu = time.process_time()
-            result = example.train(
-                env_id=env_id,
-                algo=algo,
-                total_steps=steps,
-                hidden_sizes=tuple(cfg["net_arch"]),
-                lr=cfg["learning_rate"],
-                gamma=cfg["gamma"],
-                tau=cfg["tau"],
-                expl_noise=cfg.get("action_noise_sigma", 0.1),
-                buffer_size=cfg["buffer_size"],
-                batch_size=cfg["batch_size"],
-                learning_starts=cfg["learning_starts"],
-                eval_interval=10 * steps,
-                eval_episodes=1,
-                logdir=logdir,
-                progress=False,
-            )
+            result = example.train(**ac_train_kwargs(algo, env_id, steps, logdir))
             cpu_s = time.process_time() - cpu  # incl. building the envs and the agent
             return {"env_steps": result["env_steps"], "wall_s": result["wall_s"], "cpu_s": cpu_s}
         example = load_example(algo)

@@ -181,25 +181,12 @@ def run_sb3(algo: str, env_id: str) -> Callable[[int, str], None]:
 
 def run_ac(algo: str, env_id: str) -> Callable[[int, str], None]:
     """SAC or TD3 as ``benchmarks/sb3_speed.py`` times it (the import stays out of the profile)."""
-    from sb3_speed import CONFIGS
+    from sb3_speed import ac_train_kwargs
 
-    cfg, example = CONFIGS[algo], load_example("SAC")
+    example = load_example("SAC")
 
     def run(steps: int, logdir: str) -> None:
-        example.train(
-            env_id=env_id,
-            algo=algo,
-            total_steps=steps,
-            hidden_sizes=tuple(cfg["net_arch"]),
-            lr=cfg["learning_rate"],
-            gamma=cfg["gamma"],
-            batch_size=cfg["batch_size"],
-            learning_starts=cfg["learning_starts"],
-            eval_interval=10 * steps,
-            eval_episodes=1,
-            logdir=logdir,
-            progress=False,
-        )
+        example.train(**ac_train_kwargs(algo, env_id, steps, logdir))
 
     return run
 
