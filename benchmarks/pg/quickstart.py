@@ -8,6 +8,7 @@ of the shared runner (``benchmarks/run.py PolicyGradient CartPole-v1``).
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import tempfile
 from pathlib import Path
@@ -56,9 +57,10 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     args = parser.parse_args(argv)
-    rows = []
+    rows, runs = [], []
     for seed in args.seeds:
         result = run("CartPole-v1", seed)
+        runs.append({"seed": seed, "evals": result["evals"]})
         rows.append(
             [
                 seed,
@@ -88,6 +90,9 @@ def main(argv: list[str] | None = None) -> None:
         ]
     )
     RESULTS.write_text(text)
+    # The evaluation curves, in the shape the docs draw (as results-ppo.json).
+    curves = {"CartPole-v1": {"commit": commit(), "config": config, "runs": runs}}
+    RESULTS.with_suffix(".json").write_text(json.dumps(curves, indent=1) + "\n")
     print(text)
 
 

@@ -86,7 +86,8 @@ def train(
 
     Returns:
         ``episodes``, ``env_steps``, ``wall_s``, ``reached`` (eval mean >= 475),
-        ``final_eval_return`` and ``save_path``.
+        ``final_eval_return``, ``evals`` (``(env_steps, mean return)`` of every evaluation)
+        and ``save_path``.
     """
     start = time.perf_counter()
     parl.set_seed(seed)
@@ -105,6 +106,7 @@ def train(
     agent = CartpoleAgent(algorithm, seed=seed)
 
     episode, eval_return, reached = 0, 0.0, False
+    evals: list[tuple[int, float]] = []
     batch: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     bar = progress_bar(max_episodes, f"REINFORCE seed {seed}", unit="ep", disable=quiet)
     while episode < max_episodes:
@@ -127,6 +129,7 @@ def train(
         if episode % eval_every == 0 or episode == max_episodes:
             eval_return = evaluate(eval_envs, agent.predict, EVAL_EPISODES).mean_return
             summary.add_scalar("eval/episodic_return", eval_return, collector.env_steps)
+            evals.append((collector.env_steps, float(eval_return)))
             bar.set_postfix(eval=f"{eval_return:.1f}", steps=collector.env_steps)
             if eval_return >= TARGET_RETURN:
                 reached = True
@@ -158,6 +161,7 @@ def train(
         "wall_s": wall_s,
         "reached": reached,
         "final_eval_return": eval_return,
+        "evals": evals,
         "save_path": str(save_path),
     }
 
