@@ -57,6 +57,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     args = parser.parse_args(argv)
+    at = commit()  # before this run writes its own results files
     rows, runs = [], []
     for seed in args.seeds:
         result = run("CartPole-v1", seed)
@@ -77,7 +78,7 @@ def main(argv: list[str] | None = None) -> None:
             "# QuickStart benchmark: REINFORCE on CartPole-v1",
             "",
             f"- command: `python benchmarks/pg/quickstart.py --seeds {seeds}`",
-            f"- commit: `{commit()}`",
+            f"- commit: `{at}`",
             f"- machine: {machine()}",
             f"- config: {config}",
             "- target: greedy evaluation mean over 10 episodes >= 475 (checked every "
@@ -91,7 +92,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     RESULTS.write_text(text)
     # The evaluation curves, in the shape the docs draw (as results-ppo.json).
-    curves = {"CartPole-v1": {"commit": commit(), "config": config, "runs": runs}}
+    curves = {"CartPole-v1": {"commit": at, "config": config, "runs": runs}}
     RESULTS.with_suffix(".json").write_text(json.dumps(curves, indent=1) + "\n")
     print(text)
 
