@@ -52,18 +52,25 @@ def local_ray() -> Iterator[str]:
     ray.shutdown()
 
 
+@pytest.fixture
+def on_ray(local_ray: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """This process connected to the local Ray."""
+    # A Ray actor's creation includes starting its worker process, which on a loaded 2-core
+    # machine takes longer than the suite's 10 s for finding a vacant xparl CPU.
+    monkeypatch.setenv("XPARL_RESOURCE_TIMEOUT", "60")
+    parl.connect(local_ray)
+    yield local_ray
+    parl.remote.disconnect()
+
+
 @pytest.fixture(params=["xparl", "ray"])
-def address(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+def address(request: pytest.FixtureRequest) -> Iterator[str]:
     """The address of a running cluster of each backend; this process is connected to it."""
-    if request.param == "xparl":
-        where = request.getfixturevalue("shared_cluster").address
-        parl.connect(where)
-    else:
-        where = request.getfixturevalue("local_ray")
-        # A Ray actor's creation includes starting its worker process, which on a loaded 2-core
-        # machine takes longer than the suite's 10 s for finding a vacant xparl CPU.
-        monkeypatch.setenv("XPARL_RESOURCE_TIMEOUT", "60")
-        parl.connect(where)
+    if request.param == "ray":
+        yield request.getfixturevalue("on_ray")
+        return
+    where = request.getfixturevalue("shared_cluster").address
+    parl.connect(where)
     yield where
     parl.remote.disconnect()
 
@@ -241,17 +248,12 @@ def test_local_modules_reach_the_actors(address: str, tmp_path: Path) -> None:
     assert Counter().import_answer() == 42
 
 
-def test_n_gpu_reserves_ray_gpus(local_ray: str) -> None:
-    parl.connect(local_ray)
-    try:
+def test_n_gpu_reserves_ray_gpus(on_ray: str) -> None:
+    @parl.remote_class(n_gpu=1)
+    class GpuActor(Counter._original):  # type: ignore[misc, name-defined]
+        pass
 
-        @parl.remote_class(n_gpu=1)
-        class GpuActor(Counter._original):  # type: ignore[misc, name-defined]
-            pass
-
-        assert GpuActor().devices() == "0"
-    finally:
-        parl.remote.disconnect()
+    assert GpuActor().devices() == "0"
 
 
 def test_connect_picks_the_backend_by_address() -> None:
