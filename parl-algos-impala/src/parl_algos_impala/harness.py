@@ -198,9 +198,9 @@ class ActorLearner:
         log_every: log metrics every this many learn steps.
 
     Examples:
-        >>> alg = IMPALA(model, sample_batch_steps=20)  # doctest: +SKIP
-        >>> system = ActorLearner(alg, "CartPole-v1", Model, num_actors=2)  # doctest: +SKIP
-        >>> result = system.train(total_env_steps=100_000)  # doctest: +SKIP
+        >>> alg = IMPALA(model, sample_batch_steps=20)  # a model: see IMPALA  # doctest: +SKIP
+        >>> system = ActorLearner(alg, "CartPole-v1", Model)  # a cluster  # doctest: +SKIP
+        >>> result = system.train(total_env_steps=100_000)  # minutes  # doctest: +SKIP
     """
 
     def __init__(

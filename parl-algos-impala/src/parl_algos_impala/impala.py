@@ -98,8 +98,20 @@ class IMPALA(parl.Algorithm):
     except for the two thresholds, where ``None`` means no clipping (as in PARL).
 
     Examples:
-        >>> IMPALA = parl.algorithms.get("IMPALA")  # doctest: +SKIP
-        >>> alg = IMPALA(model, 20, 0.99, 0.5)  # doctest: +SKIP
+        >>> import paddle
+        >>> class TinyModel(parl.Model):
+        ...     def __init__(self) -> None:
+        ...         super().__init__()
+        ...         self.pi, self.v = paddle.nn.Linear(4, 2), paddle.nn.Linear(4, 1)
+        ...     def policy(self, obs):
+        ...         return self.pi(obs)
+        ...     def value(self, obs):
+        ...         return self.v(obs).squeeze(-1)
+        >>> IMPALA = parl.algorithms.get("IMPALA")
+        >>> alg = IMPALA(TinyModel(), 20, 0.99, 0.5)
+        >>> probs, logits = alg.sample(paddle.zeros([3, 4]))
+        >>> list(probs.shape)
+        [3, 2]
     """
 
     Config = IMPALAConfig
