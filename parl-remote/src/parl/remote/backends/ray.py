@@ -156,16 +156,51 @@ class _Host:
         setattr(self.instance, name, value)
 
 
+def _host_class(cls: type) -> type:
+    """A :class:`_Host` with one Ray method per public method of ``cls`` (listed in its
+    ``_parl_forwarded``): a call then carries only its own arguments (Ray pickles each one), not the
+    method's name as well."""
+    names = frozenset(
+        name
+        for name in dir(cls)
+        if not name.startswith("_") and not hasattr(_Host, name) and callable(getattr(cls, name))
+    )
+    methods: dict[str, Any] = {name: _forwarder(name) for name in names}
+    return type(f"ParlHost_{cls.__name__}", (_Host,), {**methods, "_parl_forwarded": names})
+
+
+def _forwarder(name: str) -> Any:
+    def forward(self: _Host, *args: Any, **kwargs: Any) -> Any:
+        return self._lookup(name)(*args, **kwargs)
+
+    forward.__name__ = forward.__qualname__ = name
+    return forward
+
+
 class RayActorRef(ActorRef):
     """One Ray actor: its handle and the key under which it records why it died."""
 
-    def __init__(self, spec: ActorSpec, handle: Any, token: str) -> None:
+    def __init__(self, spec: ActorSpec, handle: Any, token: str, forwarded: frozenset[str]) -> None:
         super().__init__()
         self.spec = spec
         self.handle = handle
         self.token = token
+        self.forwarded = forwarded
         self.released = False
-        self.remote_call = handle.call.remote  # Ray builds a method object per lookup: keep one
+        self.methods: dict[str, Any] = {}  # Ray builds a method object per lookup: keep one
+
+    def remote_call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """Submit ``name(*args, **kwargs)``: through its own Ray method where the host has one."""
+        method = self.methods.get(name)
+        if method is None:
+            own = name in self.forwarded
+            method = getattr(self.handle, name).remote if own else self._by_name(name)
+            self.methods[name] = method
+        return method(*args, **kwargs)
+
+    def _by_name(self, name: str) -> Any:
+        submit = self.handle.call.remote
+        return lambda *args, **kwargs: submit(name, *args, **kwargs)
 
     def describe(self) -> str:
         return f"actor {self.spec.name} (Ray actor {self.handle._actor_id.hex()[:12]})"
@@ -182,7 +217,7 @@ class RayBackend(Backend):
         self.shipped = set(files)
         self.files = ray.put(files)  # once per connection; every actor reads it from the store
         self.timeouts = Timeouts()
-        self.host = ray.remote(_Host)
+        self.hosts: dict[type, tuple[Any, frozenset[str]]] = {}  # Ray class, forwarded names
         self.refs: weakref.WeakSet[RayActorRef] = weakref.WeakSet()
         self.lock = threading.Lock()
 
@@ -286,10 +321,14 @@ class RayBackend(Backend):
         options: dict[str, Any] = {"num_cpus": 1, "num_gpus": spec.n_gpu, "max_restarts": 0}
         token = uuid.uuid4().hex
         interval = self.timeouts.memory_check_interval
-        handle = self.host.options(**options).remote(
+        if spec.cls not in self.hosts:
+            host_class = _host_class(spec.cls)
+            self.hosts[spec.cls] = (self.ray.remote(host_class), host_class._parl_forwarded)
+        host, forwarded = self.hosts[spec.cls]
+        handle = host.options(**options).remote(
             frames, arg_frames, spec.max_memory, token, interval, self.files
         )
-        ref = RayActorRef(spec, handle, token)
+        ref = RayActorRef(spec, handle, token, forwarded)
         with self.lock:
             self.refs.add(ref)
         ready = handle.ready.remote()
@@ -316,7 +355,7 @@ class RayBackend(Backend):
     def call(
         self, ref: RayActorRef, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Any:
-        pending = ref.remote_call(name, *args, **kwargs) if kwargs else ref.remote_call(name, *args)
+        pending = ref.remote_call(name, *args, **kwargs)
         return self._resolve(ref, pending, f"`{name}`", ref.spec.call_timeout)
 
     def submit(
