@@ -30,7 +30,9 @@ cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 FAST_ENV = {
     "XPARL_HEARTBEAT_INTERVAL": "0.1",
-    "XPARL_HEARTBEAT_TIMEOUT": "2.5",
+    # A killed job's connection closes at once; heartbeats only catch hung peers, and on a
+    # loaded 2-core machine a job busy starting up could miss 2.5 s of them.
+    "XPARL_HEARTBEAT_TIMEOUT": "10",
     "XPARL_CONNECT_TIMEOUT": "5",
     "XPARL_RESOURCE_TIMEOUT": "20",
     "XPARL_HOST": "127.0.0.1",
