@@ -13,6 +13,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 import zipfile
 from collections.abc import Iterator
@@ -258,8 +259,8 @@ def ray_head(
     of its own (Ray's token authentication); yields its ``ray://`` address and the environment
     a client needs, and ends the group (by its pid) afterwards."""
     port = _free_port()
-    temp = Path(session.create_tmp()) / "ray"
-    temp.mkdir(parents=True, exist_ok=True)
+    # Short and absolute: Ray's unix sockets live under it (a path of at most 107 bytes).
+    temp = Path(tempfile.mkdtemp(prefix="parl-ray-"))
     token = temp / "auth_token"
     token.touch(mode=0o600)
     token.write_text(secrets.token_hex(32))
@@ -286,6 +287,7 @@ def ray_head(
         with contextlib.suppress(ProcessLookupError):
             os.killpg(head.pid, signal.SIGKILL)
         head.wait()
+        shutil.rmtree(temp, ignore_errors=True)
 
 
 def _listening(port: int) -> bool:
