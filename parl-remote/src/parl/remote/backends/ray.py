@@ -156,17 +156,16 @@ class _Host:
         setattr(self.instance, name, value)
 
 
-def _host_class(cls: type) -> type:
-    """A :class:`_Host` with one Ray method per public method of ``cls`` (listed in its
-    ``_parl_forwarded``): a call then carries only its own arguments (Ray pickles each one), not the
-    method's name as well."""
+def _host_class(cls: type) -> tuple[type, frozenset[str]]:
+    """A :class:`_Host` with one Ray method per public method of ``cls``, and those names: a
+    call then carries only its own arguments (Ray pickles each one), not the method's name too."""
     names = frozenset(
         name
         for name in dir(cls)
         if not name.startswith("_") and not hasattr(_Host, name) and callable(getattr(cls, name))
     )
     methods: dict[str, Any] = {name: _forwarder(name) for name in names}
-    return type(f"ParlHost_{cls.__name__}", (_Host,), {**methods, "_parl_forwarded": names})
+    return type(f"ParlHost_{cls.__name__}", (_Host,), methods), names
 
 
 def _forwarder(name: str) -> Any:
@@ -322,8 +321,8 @@ class RayBackend(Backend):
         token = uuid.uuid4().hex
         interval = self.timeouts.memory_check_interval
         if spec.cls not in self.hosts:
-            host_class = _host_class(spec.cls)
-            self.hosts[spec.cls] = (self.ray.remote(host_class), host_class._parl_forwarded)
+            host_class, forwarded = _host_class(spec.cls)
+            self.hosts[spec.cls] = (self.ray.remote(host_class), forwarded)
         host, forwarded = self.hosts[spec.cls]
         handle = host.options(**options).remote(
             frames, arg_frames, spec.max_memory, token, interval, self.files
