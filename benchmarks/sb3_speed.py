@@ -482,7 +482,7 @@ def main() -> None:
             for other in ratios:
                 if other in sps:
                     ratios[other].append(sps["parl"] / sps[other])
-                if other in sps and "cpu_sps" in runs[other]:
+                if other in sps and "cpu_sps" in runs[other] and "cpu_sps" in runs["parl"]:
                     ratio = runs["parl"]["cpu_sps"] / runs[other]["cpu_sps"]
                     cpu_ratios.setdefault(other, []).append(ratio)
             rows.append([f"{algo} {env_id}", repeat + 1, *(_cell(runs, s) for s in sides)])
