@@ -224,20 +224,27 @@ EXAMPLE_RUNS = [
 ]
 
 
-# The remote-actor examples again on a Ray cluster, through the Ray client (ray://).
+# The remote-actor examples again on Ray: `--address ray` (a local Ray of the example's own) in
+# `examples`, `--address ray://...` (a Ray head, through the Ray client) in `ray_examples`.
 RAY_EXAMPLE_RUNS = [
     ["examples/IMPALA/train.py", "--num-actors", "2", "--total-steps", "1000", "--quiet"],
     ["examples/A2C/train.py", "--total-steps", "1024", "--eval-interval", "1024", "--quiet"],
 ]
+# Ray on 127.0.0.1 only, and no usage reports.
+RAY_LOOPBACK = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0"}
 
 
 @nox.session
 def examples(session: nox.Session) -> None:
-    """Run the examples that no package test runs, end to end with a tiny budget."""
-    install_workspace(session, "-e", "./parl-utils[atari]")
+    """Run the examples that no package test runs, end to end with a tiny budget; those with
+    remote actors also on a local Ray."""
+    install_workspace(session, "-e", "./parl-utils[atari]", "-e", "./parl-remote[ray]")
     logdir = Path(session.create_tmp()) / "runs"
     for run in EXAMPLE_RUNS:
         session.run("python", *run, "--logdir", str(logdir / Path(run[0]).parent.name))
+    for run in RAY_EXAMPLE_RUNS:
+        logs = str(logdir / f"{Path(run[0]).parent.name}-ray")
+        session.run("python", *run, "--address", "ray", "--logdir", logs, env=RAY_LOOPBACK)
 
 
 @nox.session
@@ -280,8 +287,9 @@ def ray_head(
     command += ["--node-ip-address=127.0.0.1", f"--ray-client-server-port={port}"]
     command += ["--num-cpus=4", "--include-dashboard=false", "--disable-usage-stats"]
     command += [f"--temp-dir={temp}"]
-    quiet = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0"}
-    head = subprocess.Popen(command, env={**os.environ, **quiet, **auth}, start_new_session=True)
+    head = subprocess.Popen(
+        command, env={**os.environ, **RAY_LOOPBACK, **auth}, start_new_session=True
+    )
     try:
         deadline = time.monotonic() + start_timeout
         while not _listening(port):
