@@ -36,7 +36,7 @@ from parl_algos_ac import A2C, A2CAgent, DiscreteActorCritic
 
 
 def build_agent(
-    obs_dim: int, act_dim: int, hidden_sizes: Sequence[int], shared_trunk: bool = True
+    obs_dim: int, act_dim: int, hidden_sizes: Sequence[int], shared_trunk: bool = False
 ) -> A2CAgent:
     """The learner's and every sampler's agent (A2C from the registry)."""
     a2c: type[A2C] = parl.algorithms.get("A2C")
@@ -62,7 +62,7 @@ class Sampler:
         num_envs: int,
         hidden_sizes: Sequence[int],
         seed: int,
-        shared_trunk: bool = True,
+        shared_trunk: bool = False,
     ):
         parl.set_seed(seed)
         envs = make_vector_env(env_id, num_envs)
@@ -131,8 +131,8 @@ def train(
     envs_per_sampler: int = 4,
     num_steps: int = 16,
     hidden_sizes: Sequence[int] = (64, 64),
-    shared_trunk: bool = True,
-    lr: float = 1e-3,
+    shared_trunk: bool = False,
+    lr: float = 2e-3,
     gamma: float = 0.99,
     gae_lambda: float = 0.95,
     entropy_coeff: float = -0.01,
@@ -156,8 +156,11 @@ def train(
         envs_per_sampler: sub-environments per sampler.
         num_steps: steps per sub-environment per update.
         hidden_sizes: widths of the model's hidden layers.
-        shared_trunk: one trunk for policy and value (PARL's A2C model), or one each.
-        lr: Adam's learning rate, decayed linearly to 0 over the run.
+        shared_trunk: one trunk for policy and value (PARL's A2C model), or one each (the
+            default: on a shared trunk the value loss, whose targets grow with the episodes,
+            drove the features, and greedy returns swung between 120 and 490 to the end).
+        lr: Adam's learning rate, decayed linearly to 0 over the run (PARL's 1e-3 left two
+            of three CartPole seeds at 355-381 after reaching 500; see the benchmark).
         gamma: discount factor.
         gae_lambda: GAE's λ.
         entropy_coeff: PARL's sign: negative maximises entropy.
