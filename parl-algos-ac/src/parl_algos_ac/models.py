@@ -83,8 +83,11 @@ class EnsembleMLP(paddle.nn.Layer):
         for index, (weight, bias) in enumerate(zip(self.weights, self.biases, strict=True)):
             if members is not None:
                 weight, bias = weight[:members], bias[:members]
-            # [B, in] @ [K, in, out] broadcasts to [K, B, out] on the first layer.
-            x = paddle.matmul(x, weight) + bias
+            # [B, in] @ [K, in, out] broadcasts to [K, B, out] on the first layer. The bias is
+            # expanded to [K, B, out] first: paddle's add that broadcasts [K, 1, out] over the
+            # middle axis took as long as the matmul itself (256 wide), forward and backward.
+            x = paddle.matmul(x, weight)
+            x = x + bias.expand(x.shape)
             if index < last:
                 x = F.relu(x)
         return x.squeeze(-1)
