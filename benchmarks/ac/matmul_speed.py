@@ -6,6 +6,9 @@ Run it with each framework's interpreter, one after the other, and compare::
     OMP_NUM_THREADS=1 /work/venvs/sb3/bin/python benchmarks/ac/matmul_speed.py
 
 Each line is the mean process CPU milliseconds of one call over 300 calls after 20 warm-up ones.
+The paddle side imports ``parl`` first, as every PARL program does: on AMD CPUs that sets
+``MKL_DEBUG_CPU_TYPE=5`` (:func:`parl.core.prefer_fast_mkl_kernels`), without which paddle's
+MKL runs its generic kernels, about 3.5× slower here; ``MKL_DEBUG_CPU_TYPE=0`` shows those.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ def per_call_ms(call: Callable[[], object], repeats: int = 300) -> float:
 
 def main() -> None:
     if importlib.util.find_spec("paddle") is not None:
+        import parl  # noqa: F401  # MKL's fast kernels on AMD CPUs, as in any PARL program
+
         import paddle
 
         paddle.set_device("cpu")
