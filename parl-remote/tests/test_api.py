@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import linecache
 import os
 import subprocess
 import sys
 import threading
+import traceback
+import types
 from pathlib import Path
 
 import parl
@@ -70,6 +73,22 @@ def test_serialization_sends_arrays_out_of_band() -> None:
     np.testing.assert_array_equal(back["a"], array)
     with pytest.raises(SerializeError, match="cannot pickle the lock"):
         dumps(threading.Lock(), "the lock")
+
+
+def test_a_class_sent_by_value_keeps_its_source_lines_in_tracebacks(tmp_path: Path) -> None:
+    # A module the other side cannot import (a script's, a test's) travels by value; its code
+    # must keep its file name so that a traceback over there still shows the failing line.
+    source = tmp_path / "script.py"
+    source.write_text("class Faulty:\n    def explode(self):\n        raise ValueError('boom')\n")
+    module = types.ModuleType("a_script_module")
+    exec(compile(source.read_text(), str(source), "exec"), module.__dict__)
+    linecache.clearcache()
+    rebuilt = loads(dumps(module.Faulty))
+    with pytest.raises(ValueError) as raised:
+        rebuilt().explode()
+    text = "".join(traceback.format_exception(raised.value))
+    assert f'File "{source}", line 3, in explode' in text
+    assert "raise ValueError('boom')" in text
 
 
 def test_collect_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

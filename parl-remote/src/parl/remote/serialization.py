@@ -3,15 +3,20 @@
 Objects are pickled with cloudpickle at protocol 5. Buffers of at least ``OUT_OF_BAND_MIN_BYTES``
 (numpy arrays, bytearrays) travel out of band as separate frames, so a large array is never copied
 into one big pickle; on receipt the arrays are rebuilt on top of the received frames (writable,
-no copy).
+no copy). Code objects travel with :mod:`marshal`, which keeps their file names: cloudpickle
+3.1.3 names every code object it pickles "<dynamic-code>", and a remote traceback then lost
+the source lines of an actor's methods.
 """
 
 from __future__ import annotations
 
 import io
+import marshal
 import pickle
+import types
+from collections import ChainMap
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from parl.remote.exceptions import DeserializeError, SerializeError
 
@@ -20,6 +25,18 @@ import cloudpickle
 __all__ = ["OUT_OF_BAND_MIN_BYTES", "dumps", "loads"]
 
 OUT_OF_BAND_MIN_BYTES = 8192
+
+
+def _reduce_code(code: types.CodeType) -> tuple[Any, tuple[bytes]]:
+    return marshal.loads, (marshal.dumps(code),)
+
+
+class _Pickler(cloudpickle.CloudPickler):
+    """cloudpickle's pickler, but code objects keep their file name (see the module doc)."""
+
+    dispatch_table: ClassVar[ChainMap[Any, Any]] = ChainMap(
+        {types.CodeType: _reduce_code}, cloudpickle.CloudPickler.dispatch_table
+    )
 
 
 def dumps(obj: Any, what: str = "object") -> list[Any]:
@@ -43,7 +60,7 @@ def dumps(obj: Any, what: str = "object") -> list[Any]:
 
     stream = io.BytesIO()
     try:
-        cloudpickle.CloudPickler(stream, protocol=5, buffer_callback=keep_out_of_band).dump(obj)
+        _Pickler(stream, protocol=5, buffer_callback=keep_out_of_band).dump(obj)
     except Exception as exc:
         raise SerializeError(
             f"cannot pickle {what}: {type(exc).__name__}: {exc}. Use picklable values "
