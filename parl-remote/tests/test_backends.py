@@ -270,6 +270,23 @@ def test_connect_picks_the_backend_by_address() -> None:
         parl.connect("ray", secret_file="/nonexistent")
 
 
+def test_a_local_ray_with_its_temp_dir_inside_the_virtualenv_is_refused(tmp_path: Path) -> None:
+    pytest.importorskip("ray", reason="the Ray backend's tests need parl-remote[ray]")
+    # Ray's workers die at start when its temp dir is inside the virtualenv (as under nox,
+    # whose TMPDIR is the session venv's tmp/): without the check ray.init waits forever.
+    venv = tmp_path / "venv"
+    (venv / "tmp").mkdir(parents=True)
+    env = {**os.environ, "VIRTUAL_ENV": str(venv), "TMPDIR": str(venv / "tmp")}
+    env.pop("RAY_TMPDIR", None)
+    code = "import parl; parl.connect('ray')"
+    run = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode != 0
+    assert "ConnectError" in run.stderr and "inside the virtualenv" in run.stderr, run.stderr
+    assert "set TMPDIR (or RAY_TMPDIR) to a folder outside" in run.stderr
+
+
 def test_without_ray_connect_says_what_to_install_and_import_stays_light() -> None:
     code = (
         "import sys; sys.modules['ray'] = None\n"

@@ -73,6 +73,21 @@ def _import_ray(local: bool) -> Any:
     return ray
 
 
+def _check_temp_dir() -> None:
+    """Refuse to start a local Ray whose temp dir lies inside the active virtualenv: Ray's
+    workers then die at start and ``ray.init`` waits forever (Ray refuses such an explicit
+    ``temp_dir`` itself, but not one that comes from ``TMPDIR``)."""
+    venv = os.environ.get("VIRTUAL_ENV")
+    temp = os.environ.get("RAY_TMPDIR") or os.environ.get("TMPDIR") or tempfile.gettempdir()
+    temp = Path(temp).resolve()
+    if venv and temp.is_relative_to(Path(venv).resolve()):
+        raise ConnectError(
+            f"parl.connect('ray'): a local Ray would keep its files under {temp}, inside the "
+            f"virtualenv {venv}, where Ray's workers fail to start; set TMPDIR (or RAY_TMPDIR) "
+            "to a folder outside the virtualenv"
+        )
+
+
 def _death_key(token: str) -> str:
     return f"died/{token}"
 
@@ -244,6 +259,8 @@ class RayBackend(Backend):
                 "parl.connect('ray') without cpu_num to use that Ray"
             )
         if owned:
+            if target is None:
+                _check_temp_dir()
             try:
                 if target is None:
                     ray.init(num_cpus=cpu_num, include_dashboard=False)
