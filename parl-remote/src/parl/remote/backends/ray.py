@@ -78,8 +78,8 @@ def _check_temp_dir() -> None:
     workers then die at start and ``ray.init`` waits forever (Ray refuses such an explicit
     ``temp_dir`` itself, but not one that comes from ``TMPDIR``)."""
     venv = os.environ.get("VIRTUAL_ENV")
-    temp = os.environ.get("RAY_TMPDIR") or os.environ.get("TMPDIR") or tempfile.gettempdir()
-    temp = Path(temp).resolve()
+    folder = os.environ.get("RAY_TMPDIR") or os.environ.get("TMPDIR") or tempfile.gettempdir()
+    temp = Path(folder).resolve()
     if venv and temp.is_relative_to(Path(venv).resolve()):
         raise ConnectError(
             f"parl.connect('ray'): a local Ray would keep its files under {temp}, inside the "
