@@ -148,14 +148,25 @@ def test_restarted_master_gets_its_workers_and_actors_back(scripts) -> None:
         first.stop()
 
 
+def _orphaned(pid: int, parent: int) -> bool:
+    try:
+        return psutil.Process(pid).ppid() != parent
+    except psutil.NoSuchProcess:
+        return True
+
+
 def test_a_killed_workers_cpus_are_not_handed_out(start_cluster) -> None:
     cluster = start_cluster(3)  # the victim: most vacant CPUs, so it is picked first
     survivor = cluster.add_worker(2)
     victim = cluster.workers[0]
     cluster.wait_for_jobs(5, 20)
     parl.remote.connect(cluster.address, resource_timeout=2)
+    jobs = [child.pid for child in psutil.Process(victim["pid"]).children()]
     os.kill(victim["pid"], signal.SIGKILL)
     wait_for(lambda: gone([victim["pid"]]), 5, "the victim to die")
+    # A job learns of its worker's death when the kernel gives it a new parent, which comes a
+    # moment after the worker shows as a zombie (its other threads are still exiting).
+    wait_for(lambda: all(_orphaned(job, victim["pid"]) for job in jobs), 5, "orphaned jobs")
     actors = [_Echo(), _Echo()]  # at once: the master still counts the victim as alive
     assert {a._xparl_channel.job_id[:8] for a in actors} == {survivor["worker_id"]}
     assert [a.echo(i) for i, a in enumerate(actors)] == [0, 1]
