@@ -245,10 +245,10 @@ def examples(session: nox.Session) -> None:
     # Ray's files go outside the session's venv: under nox's TMPDIR (the venv's tmp/) its
     # workers die at start (parl.connect("ray") refuses that temp dir with a clear error).
     ray_tmp = tempfile.mkdtemp(prefix="parl-ray-")
+    env = {**RAY_LOOPBACK, "TMPDIR": ray_tmp}
     try:
         for run in RAY_EXAMPLE_RUNS:
             logs = str(logdir / f"{Path(run[0]).parent.name}-ray")
-            env = {**RAY_LOOPBACK, "TMPDIR": ray_tmp}
             session.run("python", *run, "--address", "ray", "--logdir", logs, env=env)
     finally:
         shutil.rmtree(ray_tmp, ignore_errors=True)
