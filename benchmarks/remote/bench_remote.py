@@ -1,9 +1,10 @@
 """Benchmarks of parl-remote against the goals of the parl-remote issues.
 
-Run ``python benchmarks/remote/bench_remote.py [--quick] [--security-only]``. Each figure is
-printed in a markdown table with its baseline from the same run (plain pyzmq send/recv of the
-same bytes; the serial time of the GIL demo; a cluster started with ``--insecure`` for the cost
-of authentication and encryption) and written to ``benchmarks/remote/results.md``.
+Run ``python benchmarks/remote/bench_remote.py [--quick] [--security-only | --data-plane-only]``.
+Each figure is printed in a markdown table with its baseline from the same run (plain pyzmq
+send/recv of the same bytes, between two processes for the call path; the serial time of the
+GIL demo; a cluster started with ``--insecure`` for the cost of authentication and encryption)
+and written to ``benchmarks/remote/results.md``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE.parent))
 from _report import commit, machine  # noqa: E402
+from remote import raw_zmq  # noqa: E402
 
 
 def spin(n: int) -> int:
@@ -120,9 +122,13 @@ def echo_seconds(actor: object, array: np.ndarray, reps: int) -> float:
     return statistics.median(samples)
 
 
+THREADS_PER_ACTOR = 4
+
+
 def calls_per_second(actors: list[object], duration: float) -> float:
-    """Trivial calls per second, one thread per actor."""
-    counts = [0] * len(actors)
+    """Trivial calls per second, ``THREADS_PER_ACTOR`` threads calling each actor."""
+    callers = [a for a in actors for _ in range(THREADS_PER_ACTOR)]
+    counts = [0] * len(callers)
     stop = threading.Event()
 
     def drive(me: object, i: int) -> None:
@@ -130,7 +136,7 @@ def calls_per_second(actors: list[object], duration: float) -> float:
             me.noop()  # type: ignore[attr-defined]
             counts[i] += 1
 
-    threads = [threading.Thread(target=drive, args=(a, i)) for i, a in enumerate(actors)]
+    threads = [threading.Thread(target=drive, args=(a, i)) for i, a in enumerate(callers)]
     for thread in threads:
         thread.start()
     time.sleep(duration)
@@ -138,6 +144,53 @@ def calls_per_second(actors: list[object], duration: float) -> float:
     for thread in threads:
         thread.join()
     return sum(counts) / duration
+
+
+def data_plane(quick: bool, rounds: int) -> list[str]:
+    """The call path against raw ZeroMQ between two processes, default security (auth on).
+
+    Rounds alternate a raw measurement and ours, so a busy minute of a shared machine hits both;
+    each figure is the median over rounds, with the machine's load average beside it.
+    """
+    import parl.remote
+    from parl.remote.cluster import LocalCluster
+
+    Bench = make_actor_class()
+    reps, duration = (1000, 1.0) if quick else (5000, 3.0)
+    samples: dict[str, list[float]] = {}
+    cluster = LocalCluster.start(4)
+    parl.remote.connect(cluster.address)
+    actors = [Bench() for _ in range(4)]
+    with raw_zmq.start_servers(4) as ports:
+        for _ in range(rounds):
+            figures = {
+                "raw_median": raw_zmq.echo_round_trip(ports[0], b"", reps)[0],
+                "median": latency(actors[0], reps)[0],
+                "raw_calls": raw_zmq.calls_per_second(ports, duration),
+                "calls": calls_per_second(actors, duration),
+            }
+            for key, value in figures.items():
+                samples.setdefault(key, []).append(value)
+    del actors
+    parl.remote.disconnect()
+    cluster.stop()
+    best = {k: statistics.median(v) for k, v in samples.items()}
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    return [
+        "## The call path against raw ZeroMQ (two processes)",
+        "",
+        f"Median over {rounds} rounds in which raw and ours took turns; load average {load}. "
+        "Raw: 4 echo processes, one socket and thread each (an actor runs one call at a time); "
+        f"ours: 4 actors, {THREADS_PER_ACTOR} threads calling each.",
+        "",
+        "| figure | parl-remote | raw ZeroMQ | ratio | goal |",
+        "|---|---|---|---|---|",
+        f"| trivial call round trip, median | {best['median'] * 1e6:.0f} µs "
+        f"| {best['raw_median'] * 1e6:.0f} µs | {best['median'] / best['raw_median']:.2f}× "
+        "| ≤ 1.25× |",
+        f"| calls/s, 4 actors × 4 threads | {best['calls']:,.0f} | {best['raw_calls']:,.0f} "
+        f"| {best['calls'] / best['raw_calls']:.2f}× | ≥ 0.6× |",
+    ]
 
 
 def security_costs(quick: bool, rounds: int) -> list[tuple[str, ...]]:
@@ -195,13 +248,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
     parser.add_argument("--security-only", action="store_true", help="only the cost of security")
-    parser.add_argument("--rounds", type=int, default=3, help="rounds of the security figures")
+    parser.add_argument(
+        "--data-plane-only", action="store_true", help="only the call path against raw ZeroMQ"
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of the alternating figures")
     parser.add_argument("--output", default=str(HERE / "results.md"))
     args = parser.parse_args()
     reps = 300 if args.quick else 3000
     big_reps = 5 if args.quick else 20
     home = tempfile.mkdtemp(prefix="xparl-bench-")
     os.environ["XPARL_HOME"] = home
+    data_plane_table = data_plane(args.quick, args.rounds)
+    if args.data_plane_only:
+        print("\n".join(data_plane_table))
+        return
     security_rows = security_costs(args.quick, args.rounds)
     security_table = [
         "## The cost of authentication and encryption",
@@ -350,7 +410,7 @@ def main() -> None:
         f"- machine: {machine()}, pyzmq {zmq.__version__}",
         "",
     ]
-    text = "\n".join([*header, *table, "", *security_table]) + "\n"
+    text = "\n".join([*header, *table, "", *data_plane_table, "", *security_table]) + "\n"
     print(text)
     Path(args.output).write_text(text)
 
