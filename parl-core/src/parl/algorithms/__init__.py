@@ -14,8 +14,9 @@ Examples:
 
 from __future__ import annotations
 
+import importlib
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from parl.algorithms._registry import ENTRY_POINT_GROUP, AlgorithmEntry, registry
 from parl.core.errors import DuplicateAlgorithmError, PluginLoadError, UnknownAlgorithmError
@@ -63,9 +64,16 @@ def refresh() -> None:
     registry.refresh()
 
 
-def __getattr__(name: str) -> type[Algorithm]:
+def __getattr__(name: str) -> Any:
     if name.startswith("__"):
         raise AttributeError(name)
+    if name == "paddle":  # PARL 2.x's path: parl.algorithms.paddle.X
+        return importlib.import_module("parl.algorithms.paddle")
+    return _lookup(name)
+
+
+def _lookup(name: str) -> type[Algorithm]:
+    """The registry's ``name`` for a module ``__getattr__`` (this one or an alias module's)."""
     try:
         return registry.get(name)
     except UnknownAlgorithmError as exc:
@@ -77,8 +85,8 @@ def __getattr__(name: str) -> type[Algorithm]:
 
 
 def _in_from_import() -> bool:
-    """Whether the caller of ``__getattr__`` is the import system resolving a from-import."""
-    caller = sys._getframe(2)
+    """Whether the caller of the ``__getattr__`` that called :func:`_lookup` is a from-import."""
+    caller = sys._getframe(3)
     return caller.f_code.co_name == "_handle_fromlist" and "importlib" in caller.f_code.co_filename
 
 

@@ -1,0 +1,132 @@
+"""PARL 2.x's import paths and distribution names resolve to this package's classes."""
+
+from __future__ import annotations
+
+import math
+
+import parl
+from parl.core.config import AlgorithmConfig
+from parl.core.distributions import Categorical, DiagGaussian
+from parl.core.errors import UnknownAlgorithmError
+from parl.testing import registered_algorithm
+
+import numpy as np
+import paddle
+import pytest
+
+
+class PathConfig(AlgorithmConfig):
+    """No hyperparameters."""
+
+
+class PathAlgorithm(parl.Algorithm):
+    Config = PathConfig
+
+
+def test_core_paddle_modules_alias_the_core_classes() -> None:
+    import parl.core.paddle as core_paddle
+    from parl.core.paddle.agent import Agent
+    from parl.core.paddle.algorithm import Algorithm
+    from parl.core.paddle.model import Model
+
+    assert (Model, Algorithm, Agent) == (parl.Model, parl.Algorithm, parl.Agent)
+    assert (core_paddle.Model, core_paddle.Algorithm, core_paddle.Agent) == (
+        Model,
+        Algorithm,
+        Agent,
+    )
+
+
+def test_algorithms_paddle_goes_through_the_registry() -> None:
+    with registered_algorithm("PathAlgorithm", PathAlgorithm):
+        from parl.algorithms.paddle import PathAlgorithm as imported
+
+        assert imported is PathAlgorithm
+        assert parl.algorithms.paddle.PathAlgorithm is PathAlgorithm
+        assert "PathAlgorithm" in dir(parl.algorithms.paddle)
+    with pytest.raises(AttributeError, match="PathAlgorithm"):
+        parl.algorithms.paddle.PathAlgorithm  # noqa: B018  (unregistered again)
+
+
+def test_algorithms_paddle_unknown_name_keeps_the_registry_error() -> None:
+    with pytest.raises(UnknownAlgorithmError, match="NoSuchAlgo"):
+        from parl.algorithms.paddle import NoSuchAlgo  # noqa: F401
+
+
+def _pd():
+    from parl.core.paddle import policy_distribution
+
+    return policy_distribution
+
+
+def test_categorical_logp_is_the_log_softmax() -> None:
+    logits = paddle.to_tensor([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]])
+    dist = _pd().CategoricalDistribution(logits)
+    actions = paddle.to_tensor([2, 1])
+    expected = Categorical(logits).log_prob(actions).numpy()
+    np.testing.assert_allclose(dist.logp(actions).numpy(), expected)
+    np.testing.assert_allclose(expected[1], math.log(1 / 3), rtol=1e-6)
+    assert isinstance(dist, Categorical) and isinstance(dist, _pd().PolicyDistribution)
+
+
+def test_diag_gaussian_from_mean_logstd_pair() -> None:
+    mean = paddle.to_tensor([[0.5, -1.0]], stop_gradient=False)
+    logstd = paddle.to_tensor([[0.0, math.log(2.0)]], stop_gradient=False)
+    dist = _pd().DiagGaussianDistribution((mean, logstd))
+    np.testing.assert_allclose(dist.std.numpy(), [[1.0, 2.0]], rtol=1e-6)
+    reference = DiagGaussian(mean, logstd.exp())
+    np.testing.assert_allclose(dist.logp(mean).numpy(), reference.log_prob(mean).numpy())
+    dist.sample().sum().backward()  # PARL's sample is reparameterised: gradients reach both
+    assert mean.grad is not None and logstd.grad is not None
+
+
+def test_soft_categorical_sample_is_a_differentiable_relaxed_one_hot() -> None:
+    paddle.seed(0)
+    logits = paddle.to_tensor([[5.0, 0.0, 0.0], [0.0, 0.0, 0.0]], stop_gradient=False)
+    sample = _pd().SoftCategoricalDistribution(logits).sample()
+    assert sample.shape == [2, 3]
+    np.testing.assert_allclose(sample.sum(-1).numpy(), [1.0, 1.0], rtol=1e-5)
+    (sample[:, 0]).sum().backward()
+    assert logits.grad is not None and float(logits.grad.abs().sum()) > 0
+
+
+def test_soft_multi_categorical_splits_per_dimension() -> None:
+    paddle.seed(0)
+    logits = paddle.to_tensor([[9.0, 0.0, 0.0, 9.0, 0.0]])
+    dist = _pd().SoftMultiCategoricalDistribution(logits, low=[0, 1], high=[1, 3])
+    sample = dist.sample()
+    assert sample.shape == [1, 5]
+    assert dist.mode().tolist() == [[0, 2]]  # argmax 0 + low 0, argmax 1 + low 1
+    first, second = Categorical(logits[:, :2]), Categorical(logits[:, 2:])
+    np.testing.assert_allclose(
+        dist.entropy().numpy(), (first.entropy() + second.entropy()).numpy(), rtol=1e-6
+    )
+    np.testing.assert_allclose(dist.kl(dist).numpy(), [0.0], atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("build", "error", "match"),
+    [
+        (lambda pd: pd.CategoricalDistribution(paddle.zeros([2, 1, 3])), ValueError, "2-D"),
+        (lambda pd: pd.SoftCategoricalDistribution(paddle.zeros([3])), ValueError, "2-D"),
+        (lambda pd: pd.DiagGaussianDistribution(paddle.zeros([2, 2])), TypeError, "mean, logstd"),
+        (
+            lambda pd: pd.DiagGaussianDistribution((paddle.zeros([2]), paddle.zeros([2]))),
+            ValueError,
+            "2-D",
+        ),
+        (
+            lambda pd: pd.SoftMultiCategoricalDistribution(paddle.zeros([1, 4]), [0, 0], [1, 2]),
+            ValueError,
+            "side by side",
+        ),
+        (
+            lambda pd: pd.SoftMultiCategoricalDistribution(paddle.zeros([1, 4]), [2], [1]),
+            ValueError,
+            "high >= low",
+        ),
+    ],
+)
+def test_bad_distribution_inputs_name_the_problem(build, error, match) -> None:
+    with pytest.raises(error, match=match):
+        build(_pd())
