@@ -13,7 +13,8 @@ from pathlib import Path
 import parl
 import parl.remote
 from parl.remote import ActorDiedError, CallTimeoutError, MasterLostError, ResourceError
-from parl.remote.cluster import LocalCluster
+from parl.remote import protocol as P
+from parl.remote.cluster import LocalCluster, query
 
 import psutil
 import pytest
@@ -220,3 +221,47 @@ def test_call_timeout_raises_and_the_actor_goes_on(connected) -> None:
     assert actor.sleep(0.01) == 0.01  # waits behind the slow call, gets its own answer
     with pytest.raises(ValueError, match="call_timeout=-1"):
         parl.remote_class(call_timeout=-1)
+
+
+ENDLESS_CLIENT = """
+import os, subprocess, sys, time
+import parl
+
+@parl.remote_class
+class Endless:
+    def spin(self) -> None:
+        # A child in the job's process group, then a call that never returns.
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+        print("child", child.pid, flush=True)
+        while True:
+            time.sleep(0.05)
+
+    def pid(self) -> int:
+        return os.getpid()
+
+parl.connect(sys.argv[1])
+actor = Endless()
+print("job", actor.pid(), flush=True)
+actor.spin()
+"""
+
+
+def test_a_client_killed_during_an_endless_call_gets_its_cpu_back(start_cluster, scripts) -> None:
+    """The job notices its client's death while the call still runs and ends the call's process
+    group (the job and the process the call started); the master frees the CPU."""
+    cluster = start_cluster(1)
+    cluster.wait_for_jobs(1, 20)
+    client = scripts(ENDLESS_CLIENT, cluster.address)
+    wait_for(lambda: client.saw("job "), 30, "the client's actor")
+    job = int(client.saw("job ")[0].split()[1])
+    wait_for(lambda: cluster.query()["cpus_vacant"] == 0, 10, "the actor to hold the CPU")
+    # The child prints to the job's log, not to the client: find it as the job's child.
+    children = wait_for(psutil.Process(job).children, 20, "the call to start its child")
+    child = children[0].pid  # type: ignore[index]
+    client.kill()  # SIGKILL: no goodbye, no release
+    bound = float(os.environ["XPARL_HEARTBEAT_TIMEOUT"]) + 5  # the bound, plus slack for load
+    wait_for(lambda: gone([job, child]), bound, "the call's process group to end")
+    wait_for(lambda: cluster.query()["cpus_vacant"] == 1, bound, "the CPU back in the pool")
+    worker = cluster.query()["workers"][0]["address"]
+    ended = query(worker, P.INSPECT, timeout=5, security=cluster.security)["ended"]
+    assert [(a["pid"], a["reason"]) for a in ended] == [(job, "client_lost")], ended

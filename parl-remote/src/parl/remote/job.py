@@ -7,8 +7,11 @@ first checks the job's proof of membership (HELLO), then sends INIT (files, clas
 the job tells the worker it is claimed and answers calls, attribute reads and writes until the
 client releases it or its connection ends. libzmq pings the client from its own I/O thread, so a
 client whose process stops or whose machine vanishes is noticed even while the actor computes.
-A watchdog thread takes the whole process group down when the worker dies and enforces
-``max_memory``. Malformed messages are answered with an error and counted, never fatal.
+A watchdog thread watches that connection, the worker and ``max_memory``: when the client goes
+away during a call (or the worker dies, or the actor outgrows ``max_memory``) it takes the whole
+process group down, the call and whatever it started with it; an idle job it wakes to exit.
+Malformed messages are answered with an error and counted, and no error of one message ends
+the job.
 """
 
 from __future__ import annotations
@@ -128,6 +131,11 @@ class Job:
         P.bound_inbound(self.worker, P.CONTROL_MAX_BYTES)
         self.security.dial_control(self.worker)
         self.worker.connect(worker_endpoint)
+        # The watchdog wakes the serving thread through this pair when the client goes away.
+        self.wake = self.context.socket(zmq.PAIR)
+        self.wake.bind(f"inproc://xparl-wake-{job_id}")
+        self.waker = self.context.socket(zmq.PAIR)
+        self.waker.connect(f"inproc://xparl-wake-{job_id}")
         self.lock = threading.Lock()
         self.owner: bytes | None = None
         self.owner_fd: int | None = None
@@ -137,6 +145,11 @@ class Job:
         self.bad_messages = 0
         self.parent = worker_pid or os.getppid()
         self.failed_at: float | None = None  # when INIT failed: the job lingers, then exits
+        # Set by the serving thread around each operation and by the watchdog when the client's
+        # connection ends; each checks the other's flag after setting its own, so a call that
+        # starts as the client goes is ended either way.
+        self.busy = False
+        self.owner_lost = False
 
     def announce(self) -> None:
         """Tell the worker this job is ready to host an actor."""
@@ -157,15 +170,43 @@ class Job:
 
     # ------------------------------------------------------------------ watchdog
     def watchdog(self) -> None:
-        """End the process group when the worker dies; kill the actor beyond ``max_memory``."""
-        interval = min(0.2, self.timeouts.memory_check_interval)
+        """End the process group when the worker dies or the client goes away during a call;
+        kill the actor beyond ``max_memory``. This thread alone reads the client socket's
+        monitor, so a call that never returns cannot hide the client's disconnect."""
+        interval_ms = int(min(0.2, self.timeouts.memory_check_interval) * 1000)
         while True:
-            time.sleep(interval)
+            if self.watch.socket.poll(interval_ms):
+                self._watch_client()
             if os.getppid() != self.parent:
                 end_own_group(3)
             message = self.memory_limit.exceeded() if self.memory_limit else None
             if message is not None:
                 self._die_of_memory(message)
+
+    def _watch_client(self) -> None:
+        for event, fd in self.watch.drain():
+            if event == zmq.EVENT_DISCONNECTED and fd == self.owner_fd and not self.owner_lost:
+                self.owner_lost = True
+                if self.busy:
+                    self._end_call()
+                self.waker.send(b"")  # idle: the serving thread exits
+
+    def _end_call(self) -> None:
+        """The client went away during a call: end the job's process group (the call and every
+        process it started) now, rather than when the call returns, which may be never."""
+        message = (
+            f"its client disconnected during a call; job {self.job_id} ended the call and every "
+            "process it started"
+        )
+        print(f"[xparl] {message}", file=sys.stderr, flush=True)
+        payload = {"job_id": self.job_id, "reason": "client_lost", "message": message}
+        with self.lock:  # held to the end: the serving thread sends nothing more
+            self.worker.send_multipart([P.JOB_EXITED, P.encode(payload)])
+            self.worker.close(linger=500)  # the reason reaches the worker before the group ends
+            flusher = threading.Thread(target=self.context.term, daemon=True)
+            flusher.start()
+            flusher.join(0.5)
+            end_own_group(1)
 
     def _die_of_memory(self, message: str) -> None:
         print(f"[xparl] {message}", file=sys.stderr, flush=True)
@@ -191,21 +232,25 @@ class Job:
         """Answer the client until it releases this actor or its connection ends."""
         poller = zmq.Poller()
         poller.register(self.socket, zmq.POLLIN)
-        poller.register(self.watch.socket, zmq.POLLIN)
+        poller.register(self.wake, zmq.POLLIN)
         while True:
             events = dict(poller.poll(self._linger_ms()))
-            if self.watch.socket in events:
-                for event, fd in self.watch.drain():
-                    if event == zmq.EVENT_DISCONNECTED and fd == self.owner_fd:
-                        print("[xparl] the client disconnected; exiting", file=sys.stderr)
-                        self.exit(self._exit_code())
+            if self.wake in events:
+                self._client_gone()
             if self.socket in events:
-                self._receive()
+                try:
+                    self._receive()
+                except Exception as exc:  # no error of one message ends the job
+                    self._count_bad(f"a message that failed with {exc!r}")
             if self.failed_at is not None and self._linger_ms() == 0:
                 print(
                     "[xparl] the client never released the failed actor; exiting", file=sys.stderr
                 )
                 self.exit(1)
+
+    def _client_gone(self) -> None:
+        print("[xparl] the client disconnected; exiting", file=sys.stderr)
+        self.exit(self._exit_code())
 
     def _linger_ms(self) -> int | None:
         """How long serve may wait for a message: forever, unless INIT failed."""
@@ -239,6 +284,9 @@ class Job:
             self._reply(identity, seq, P.REPLY_ERROR, _notice("failed", message))
             return
         handler = (self._owner_ops if self.owner is not None else self._free_ops).get(op)
+        self.busy = True
+        if self.owner_lost:
+            self._client_gone()
         try:
             if handler is None:
                 raise P.BadMessage(f"unexpected operation {op[:16]!r}")
