@@ -294,6 +294,8 @@ class Job:
         except (P.BadMessage, UnicodeDecodeError) as exc:
             self._count_bad(str(exc))
             self._reply(identity, seq, P.REPLY_ERROR, _notice("malformed", f"malformed: {exc}"))
+        finally:
+            self.busy = False
 
     def _count_bad(self, what: str) -> None:
         self.bad_messages += 1
