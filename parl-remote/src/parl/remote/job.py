@@ -76,8 +76,8 @@ def error_frames(kind: str, exc: BaseException, skip_frames: int = 0) -> list[by
     return frames
 
 
-def _notice(kind: str, message: str) -> list[bytes]:
-    return [P.encode({"kind": kind, "type": "", "message": message, "traceback": ""})]
+def _notice(kind: str, message: str, **facts: Any) -> list[bytes]:
+    return [P.encode({"kind": kind, "type": "", "message": message, "traceback": "", **facts})]
 
 
 class Job:
@@ -293,7 +293,8 @@ class Job:
             handler(self, identity, seq, frames)
         except (P.BadMessage, UnicodeDecodeError) as exc:
             self._count_bad(str(exc))
-            self._reply(identity, seq, P.REPLY_ERROR, _notice("malformed", f"malformed: {exc}"))
+            notice = _notice("malformed", f"malformed: {exc}", bad_messages=self.bad_messages)
+            self._reply(identity, seq, P.REPLY_ERROR, notice)
         finally:
             self.busy = False
 
@@ -336,7 +337,7 @@ class Job:
         try:
             write_files(files, Path.cwd())
             cls = loads([frames[6]], f"the class {name}")
-            args, kwargs = loads(frames[7:], f"the arguments of {name}()")
+            args, kwargs = _arguments(frames[7:], f"the arguments of {name}()")
         except (OSError, DeserializeError) as exc:
             self._fail_init(identity, seq, error_frames("deserialize", exc))
             return
@@ -354,7 +355,7 @@ class Job:
         if len(frames) < 5:
             raise P.BadMessage("CALL carries a name and pickled arguments")
         try:
-            args, kwargs = loads(frames[4:], f"the arguments of `{name}`")
+            args, kwargs = _arguments(frames[4:], f"the arguments of `{name}`")
         except DeserializeError as exc:
             self._reply(identity, seq, P.REPLY_ERROR, error_frames("deserialize", exc))
             return
@@ -481,6 +482,27 @@ class _Log:
 
     def warning(self, fmt: str, *args: Any) -> None:
         print("[xparl] " + fmt % args, file=sys.stderr, flush=True)
+
+
+def _arguments(frames: list[Any], what: str) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """Unpickle the ``(args, kwargs)`` pair of a constructor or call.
+
+    Raises:
+        DeserializeError: the frames do not unpickle, or not to a tuple and a dict of names.
+    """
+    value = loads(frames, what)
+    if not (
+        isinstance(value, tuple)
+        and len(value) == 2
+        and isinstance(value[0], (tuple, list))
+        and isinstance(value[1], dict)
+        and all(isinstance(key, str) for key in value[1])
+    ):
+        raise DeserializeError(
+            f"{what} must be an (args, kwargs) pair of a tuple and a dict with string keys, "
+            f"not a {type(value).__name__}"
+        )
+    return tuple(value[0]), value[1]
 
 
 def _name(frames: list[Any]) -> str:

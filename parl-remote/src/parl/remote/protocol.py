@@ -37,6 +37,7 @@ __all__ = [
 PROTOCOL_VERSION = 2
 CONTROL_MAX_BYTES = 256 * 2**10  # what a master or worker accepts in one frame
 STATUS_MAX_BYTES = 64 * 2**20  # what a tool accepts as the answer to a status or log query
+MAX_DEPTH = 32  # nesting a control frame may have (what xparl itself sends stays far below)
 MAX_BURST = 1000  # messages a master or worker handles before it looks after its own duties
 
 # Control-plane tags (first frame after the ROUTER identity).
@@ -108,16 +109,33 @@ class BadMessage(ValueError):
 
 
 def decode(frame: bytes, limit: int = CONTROL_MAX_BYTES) -> dict[str, Any]:
-    """Decode a control payload; raises BadMessage for anything but a small JSON object."""
+    """Decode a control payload; raises BadMessage for anything but a small, shallow JSON
+    object (no deeper than :data:`MAX_DEPTH`, so no handler or reply can recurse without end)."""
     if len(frame) > limit:
         raise BadMessage(f"control frame of {len(frame)} bytes exceeds {limit}")
     try:
         payload = json.loads(frame)
+    except RecursionError:
+        raise BadMessage(f"control frame nests deeper than {MAX_DEPTH} levels") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise BadMessage(f"control frame is not JSON ({exc})") from None
     if not isinstance(payload, dict):
         raise BadMessage(f"control payload must be a JSON object, got {type(payload).__name__}")
+    if frame.count(b"[") + frame.count(b"{") > MAX_DEPTH and _too_deep(payload):
+        raise BadMessage(f"control frame nests deeper than {MAX_DEPTH} levels")
     return payload
+
+
+def _too_deep(payload: Any) -> bool:
+    """Whether ``payload`` nests lists and objects deeper than :data:`MAX_DEPTH` (no recursion)."""
+    stack = [(payload, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return True
+        children = value.values() if isinstance(value, dict) else value
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+    return False
 
 
 def text(msg: dict[str, Any], key: str, default: str | None = None, max_len: int = 512) -> str:
