@@ -17,6 +17,8 @@ import pluggy
 if TYPE_CHECKING:
     from parl.core.agent import Agent
 
+    import numpy as np
+
 hookspec = pluggy.HookspecMarker("parl")
 
 
@@ -30,6 +32,23 @@ def parl_log_metrics(metrics: Mapping[str, float], step: int, logdir: Path) -> N
     Args:
         metrics: metric name to scalar value.
         step: the global step the values belong to (usually environment steps).
+        logdir: the run's log directory; a sink writes its files below it.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def parl_log_histogram(tag: str, values: np.ndarray, step: int, logdir: Path) -> None:
+    """Record the distribution of a set of values, e.g. weights or actions (an observer).
+
+    ``parl.utils.summary.add_histogram`` calls it; sinks that cannot show histograms (CSV) do
+    not implement it.
+
+    Args:
+        tag: the histogram's name, e.g. ``"weights/fc1"``.
+        values: the values, a flat float64 array without NaN.
+        step: the global step the values belong to.
         logdir: the run's log directory; a sink writes its files below it.
 
     .. versionadded:: 0.1

@@ -1,5 +1,8 @@
 """PARL utilities: logger, metric summaries, replay memory, schedulers, RL math, rollouts.
 
+PARL 2.x's helper modules keep their names: ``utils`` (``check_model_method``, …),
+``machine_info``, ``np_utils``, ``path_utils`` and ``globvars``, re-exported here as in PARL.
+
 Importing ``parl.utils`` never imports paddle; the parts that need gymnasium (the rollout
 collector, ``evaluate``, ``LegacyGymWrapper``) load on first access. PARL 2.x's environment
 wrappers live in :mod:`parl.env`.
@@ -10,8 +13,20 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from parl.utils import logger, summary
+from parl.utils import globvars, logger, machine_info, np_utils, path_utils, summary, utils
 from parl.utils.csv_logger import CSVLogger
+from parl.utils.globvars import GlobalConfig, global_config
+from parl.utils.machine_info import (
+    get_free_tcp_port,
+    get_gpu_count,
+    get_ip_address,
+    get_port_from_range,
+    is_gpu_available,
+    is_port_available,
+    is_xpu_available,
+)
+from parl.utils.np_utils import np_cross_entropy, np_softmax
+from parl.utils.path_utils import format_uniform_path
 from parl.utils.progress import progress_bar
 from parl.utils.replay_memory import ReplayMemory, TransitionBatch
 from parl.utils.rl_utils import (
@@ -22,6 +37,18 @@ from parl.utils.rl_utils import (
 )
 from parl.utils.scheduler import LinearDecayScheduler, PiecewiseScheduler
 from parl.utils.time_stat import TimeStat
+from parl.utils.utils import (
+    MAX_INT32,
+    check_model_method,
+    check_version_for_fluid,
+    check_version_for_xpu,
+    get_fluid_version,
+    has_func,
+    isnotebook,
+    kill_process,
+    to_byte,
+    to_str,
+)
 from parl.utils.window_stat import WindowStat
 
 if TYPE_CHECKING:
@@ -36,9 +63,11 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "MAX_INT32",
     "CSVLogger",
     "Episode",
     "EvalResult",
+    "GlobalConfig",
     "LegacyGymWrapper",
     "LinearDecayScheduler",
     "PiecewiseScheduler",
@@ -52,12 +81,37 @@ __all__ = [
     "bootstrap_truncated",
     "calc_discount_sum_rewards",
     "calc_gae",
+    "check_model_method",
+    "check_version_for_fluid",
+    "check_version_for_xpu",
     "compute_gae",
     "evaluate",
+    "format_uniform_path",
+    "get_fluid_version",
+    "get_free_tcp_port",
+    "get_gpu_count",
+    "get_ip_address",
+    "get_port_from_range",
+    "global_config",
+    "globvars",
+    "has_func",
+    "is_gpu_available",
+    "is_port_available",
+    "is_xpu_available",
+    "isnotebook",
+    "kill_process",
     "logger",
+    "machine_info",
     "make_vector_env",
+    "np_cross_entropy",
+    "np_softmax",
+    "np_utils",
+    "path_utils",
     "progress_bar",
     "summary",
+    "to_byte",
+    "to_str",
+    "utils",
 ]
 
 # gymnasium costs ~0.2 s to import: these load on first access. name -> module

@@ -21,6 +21,7 @@ __all__ = [
     "ERROR",
     "INFO",
     "WARNING",
+    "add_stdout_handler",
     "auto_set_dir",
     "critical",
     "debug",
@@ -28,6 +29,7 @@ __all__ = [
     "exception",
     "get_dir",
     "info",
+    "remove_handler",
     "setLevel",
     "set_dir",
     "set_level",
@@ -85,9 +87,26 @@ _logger = logging.getLogger("parl")
 # PARL prints its own prefix; not propagating avoids a second copy through a configured root.
 _logger.propagate = False
 _logger.setLevel(logging.INFO)
-_stdout_handler = logging.StreamHandler(sys.stdout)
-_stdout_handler.setFormatter(_Formatter(colour=_stream_wants_colour(sys.stdout)))
-_logger.addHandler(_stdout_handler)
+
+
+def add_stdout_handler() -> logging.Handler:
+    """Also print log lines to the current ``sys.stdout``; returns the handler added.
+
+    PARL's remote jobs call this after redirecting ``sys.stdout``, so that log lines follow the
+    redirection; :func:`remove_handler` takes the handler away again.
+    """
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(_Formatter(colour=_stream_wants_colour(sys.stdout)))
+    _logger.addHandler(handler)
+    return handler
+
+
+def remove_handler(handler: logging.Handler) -> None:
+    """Stop sending log lines to ``handler`` (one that :func:`add_stdout_handler` returned)."""
+    _logger.removeHandler(handler)
+
+
+_stdout_handler = add_stdout_handler()
 
 _log_dir: str | None = None
 _file_handler: logging.FileHandler | None = None
@@ -159,7 +178,7 @@ def set_dir(dirname: str | os.PathLike[str]) -> None:
     """Use ``dirname`` as the run's log directory and copy all log lines to ``dirname/log.log``.
 
     The directory is created if needed; existing content is kept and ``log.log`` is appended to
-    (the original PARL deleted the directory first).
+    (PARL 2.x emptied the directory first). When files were already there, one line says so.
 
     Args:
         dirname: the log directory.
@@ -167,6 +186,7 @@ def set_dir(dirname: str | os.PathLike[str]) -> None:
     global _log_dir, _file_handler
     path = Path(dirname)
     path.mkdir(parents=True, exist_ok=True)
+    had_files = any(path.iterdir())
     if _file_handler is not None:
         _logger.removeHandler(_file_handler)
         _file_handler.close()
@@ -176,6 +196,13 @@ def set_dir(dirname: str | os.PathLike[str]) -> None:
     _log_dir = str(path)
     _logger.info("Argv: %s", " ".join(sys.argv), stacklevel=2)
     _logger.info("Log directory: %s", path, stacklevel=2)
+    if had_files:
+        _logger.info(
+            "Log directory %s already holds files: they are kept (PARL 2.x emptied it) and "
+            "log.log is appended to",
+            path,
+            stacklevel=2,
+        )
 
 
 def get_dir() -> str | None:

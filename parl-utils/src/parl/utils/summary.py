@@ -9,6 +9,7 @@ Examples:
     >>> from parl.utils import summary
     >>> summary.add_scalar("charts/episodic_return", 200.0, step=1000)
     >>> summary.add_scalars({"losses/value": 0.3, "losses/policy": -0.1}, step=1000)
+    >>> summary.add_histogram("actions", [0.1, -0.4, 0.9], step=1000)
 """
 
 from __future__ import annotations
@@ -25,8 +26,17 @@ from parl.plugins import get_plugin_manager
 from parl.utils import logger
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-__all__ = ["add_scalar", "add_scalars", "close", "flush", "get_logdir", "set_logdir"]
+__all__ = [
+    "add_histogram",
+    "add_scalar",
+    "add_scalars",
+    "close",
+    "flush",
+    "get_logdir",
+    "set_logdir",
+]
 
 _lock = threading.RLock()
 _logdir: Path | None = None
@@ -113,6 +123,39 @@ def add_scalar(tag: str, value: float, step: int) -> None:
         step: the global step.
     """
     add_scalars({tag: value}, step)
+
+
+def add_histogram(tag: str, values: ArrayLike, step: int) -> None:
+    """Record the distribution of ``values`` (PARL's signature), through ``parl_log_histogram``.
+
+    The TensorBoard sink shows it on its histograms tab; the CSV sink ignores histograms.
+
+    Args:
+        tag: the histogram's name, e.g. ``"weights/fc1"``.
+        values: any array of real numbers (flattened), e.g. a weight matrix.
+        step: the global step.
+
+    Raises:
+        TypeError: if ``step`` is not an integer or ``values`` are not real numbers.
+        ValueError: if ``values`` is empty or holds NaN.
+    """
+    global _open_logdir
+    array = np.asarray(values)
+    if array.dtype.kind not in "biuf":
+        raise TypeError(
+            f"histogram {tag!r} needs real numbers, got {array.dtype} values; pass a numeric "
+            "array (call .numpy() on a tensor)"
+        )
+    flat = array.astype(np.float64).reshape(-1)
+    if flat.size == 0 or np.isnan(flat).any():
+        raise ValueError(f"histogram {tag!r} needs at least one value and no NaN, got {array!r}")
+    checked_step = _check_step(step)
+    with _lock:
+        logdir = get_logdir()
+        _open_logdir = logdir
+        get_plugin_manager().hook.parl_log_histogram(
+            tag=str(tag), values=flat, step=checked_step, logdir=logdir
+        )
 
 
 def flush() -> None:
