@@ -18,8 +18,6 @@ Array names in the file::
 from __future__ import annotations
 
 import functools
-import logging
-import random
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -27,11 +25,16 @@ from parl._version import __version__
 from parl.core.errors import CheckpointError
 from parl.core.model import CHECKPOINT_HINT, check_weights, numpy_dtype
 from parl.core.optimizer_state import optimizer_state, plan_optimizer_restore
+from parl.core.random_states import (
+    capture_bit_generator_state,
+    capture_process_rng,
+    check_bit_generator_state,
+    plan_process_rng,
+)
 from parl.core.tensor_files import TensorFile
 
 import numpy as np
 import paddle
-from paddle.base import core as paddle_core
 
 if TYPE_CHECKING:
     from parl.core.agent import Agent
@@ -42,7 +45,6 @@ __all__ = ["FORMAT", "VERSION", "capture", "plan_restore"]
 FORMAT = "parl.checkpoint"
 VERSION = 1
 
-_logger = logging.getLogger("parl")
 _ARRAY_GROUPS = {"models", "optimizers", "algorithm", "agent", "rng"}
 Arrays = dict[str, np.ndarray]
 Apply = Callable[[], None]
@@ -84,7 +86,7 @@ def _capture_attributes(owner: object, prefix: str) -> tuple[Arrays, dict[str, A
             )
             entries[attr] = {"kind": "tensor" if isinstance(value, paddle.Tensor) else "array"}
         elif isinstance(value, np.random.Generator):
-            entries[attr] = {"kind": "generator", "state": value.bit_generator.state}
+            entries[attr] = {"kind": "generator", "state": capture_bit_generator_state(value)}
         elif isinstance(value, (bool, int, float, str)):
             entries[attr] = {"kind": type(value).__name__, "value": value}
         else:
@@ -114,17 +116,8 @@ def _plan_attribute(
             return lambda: current.set_value(value)
         return lambda: setattr(owner, attr, value.copy())
     if kind == "generator" and isinstance(current, np.random.Generator):
-        state = entry.get("state")
-        if (
-            not isinstance(state, dict)
-            or state.get("bit_generator") != type(current.bit_generator).__name__
-        ):
-            raise CheckpointError(f"{where}: the saved generator state does not fit it")
-        bit_generator: Any = type(current.bit_generator)
-        try:
-            bit_generator().state = state
-        except (TypeError, ValueError, KeyError) as exc:
-            raise CheckpointError(f"{where}: the saved generator state is invalid: {exc}") from exc
+        name = type(current.bit_generator).__name__
+        state = check_bit_generator_state(entry.get("state"), name, f"{where}'s generator state")
 
         def set_generator() -> None:
             current.bit_generator.state = state
@@ -132,7 +125,7 @@ def _plan_attribute(
         return set_generator
     if kind in ("bool", "int", "float", "str") and type(current).__name__ == kind:
         value = entry.get("value")
-        if type(value).__name__ != kind and not (kind == "float" and isinstance(value, int)):
+        if type(value).__name__ != kind and not (kind == "float" and type(value) is int):
             raise CheckpointError(f"{where}: the saved value {value!r} is not a {kind}")
         convert: Any = type(current)
         return lambda: setattr(owner, attr, convert(value))
@@ -180,58 +173,6 @@ def _checked(expected: Mapping[str, Any], given: Mapping[str, Any], owner: str) 
         raise CheckpointError(str(exc)) from exc
 
 
-# -- random states ----------------------------------------------------------------------------
-
-
-def _capture_rng() -> tuple[Arrays, dict[str, Any]]:
-    paddle_states = []
-    for state in paddle.get_rng_state():
-        device, seed, offset, engine = state.__getstate__()
-        paddle_states.append([device, seed, offset, bytes(engine).decode("latin-1")])
-    numpy_state = np.random.get_state(legacy=False)
-    key = numpy_state["state"].pop("key")
-    return {"rng/numpy": key}, {
-        "paddle": paddle_states,
-        "numpy": numpy_state,
-        "python": random.getstate(),
-    }
-
-
-def _plan_rng(saved: Any, arrays: Mapping[str, Any]) -> Apply:
-    if not isinstance(saved, dict) or "rng/numpy" not in arrays:
-        raise CheckpointError("the checkpoint has no random states")
-    try:
-        numpy_state = dict(saved["numpy"])
-        numpy_state["state"] = {
-            **numpy_state["state"],
-            "key": np.asarray(arrays["rng/numpy"], np.uint32),
-        }
-        version, internal, gauss = saved["python"]
-        python_state = (version, tuple(internal), gauss)
-        paddle_states = []
-        for device, seed, offset, engine in saved["paddle"]:
-            state = paddle_core.GeneratorState.__new__(paddle_core.GeneratorState)
-            state.__setstate__((device, seed, offset, list(engine.encode("latin-1"))))
-            paddle_states.append(state)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise CheckpointError(f"the checkpoint's random states are unreadable: {exc}") from exc
-    current = paddle.get_rng_state()
-    same_devices = [s.__getstate__()[0] for s in current] == [s[0] for s in saved["paddle"]]
-
-    def apply() -> None:
-        np.random.set_state(numpy_state)
-        random.setstate(python_state)
-        if same_devices:
-            paddle.set_rng_state(paddle_states)
-        else:
-            _logger.warning(
-                "paddle's random state was saved on other devices and is not restored; paddle's "
-                "random draws after this resume differ from the saved run's"
-            )
-
-    return apply
-
-
 # -- the whole agent --------------------------------------------------------------------------
 
 
@@ -249,7 +190,7 @@ def capture(agent: Agent) -> tuple[Arrays, dict[str, Any]]:
         optimizers[path] = info
     alg_arrays, alg_state = _capture_attributes(algorithm, "algorithm")
     agent_arrays, agent_state = _capture_attributes(agent, "agent")
-    rng_arrays, rng = _capture_rng()
+    rng_arrays, rng = capture_process_rng()
     arrays.update({**alg_arrays, **agent_arrays, **rng_arrays})
     metadata = {
         "format": FORMAT,
@@ -332,7 +273,7 @@ def plan_restore(agent: Agent, checkpoint: TensorFile, where: str) -> Apply:
         algorithm, "algorithm", _section(metadata, "algorithm", "state"), arrays
     )
     steps += _plan_attributes(agent, "agent", _section(metadata, "agent", "state"), arrays)
-    steps.append(_plan_rng(metadata.get("rng"), arrays))
+    steps.append(plan_process_rng(metadata.get("rng"), arrays))
 
     def apply() -> None:
         for step in steps:

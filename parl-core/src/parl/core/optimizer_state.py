@@ -101,6 +101,23 @@ def optimizer_state(
     return arrays, info
 
 
+def _check_schedule_state(schedule: Any, saved: Any, owner: str) -> None:
+    """Check a saved scheduler state has the scheduler's own keys, each a number or None."""
+    expected = sorted(schedule.state_dict())
+    if not isinstance(saved, dict) or sorted(saved) != expected:
+        found = sorted(saved) if isinstance(saved, dict) else type(saved).__name__
+        raise CheckpointError(
+            f"the checkpoint's learning-rate scheduler state for optimizer {owner!r} holds "
+            f"{found}, expected {expected}"
+        )
+    for key, value in saved.items():
+        if value is not None and type(value) not in (int, float):
+            raise CheckpointError(
+                f"the checkpoint's learning-rate scheduler state for optimizer {owner!r} has "
+                f"{key} = {value!r}, not a number"
+            )
+
+
 def plan_optimizer_restore(
     optimizer: paddle.optimizer.Optimizer,
     names: Mapping[int, str],
@@ -135,8 +152,10 @@ def plan_optimizer_restore(
             f"optimizer {owner!r} has {have}, but the checkpoint's optimizer had not; build the "
             "optimizer as the saved run did"
         )
-    if schedule is None and not isinstance(info.get("lr"), (int, float)):
+    if schedule is None and type(info.get("lr")) not in (int, float):
         raise CheckpointError(f"the checkpoint gives optimizer {owner!r} no learning rate")
+    if schedule is not None:
+        _check_schedule_state(schedule, saved_schedule, owner)
 
     def apply() -> None:
         with paddle.no_grad():

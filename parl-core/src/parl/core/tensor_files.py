@@ -125,7 +125,7 @@ def read_tensor_file(path: PathLike, *, allow_pickle: bool = False) -> TensorFil
         ) from exc
     try:
         metadata = json.loads(header[METADATA_KEY]) if METADATA_KEY in header else {}
-    except json.JSONDecodeError as exc:
+    except (ValueError, RecursionError) as exc:  # bad JSON, an over-long integer, deep nesting
         raise CheckpointError(f"{str(source)!r} has unreadable PARL metadata: {exc}") from exc
     if not isinstance(metadata, dict):
         raise CheckpointError(f"{str(source)!r} has PARL metadata that is not a JSON object")
