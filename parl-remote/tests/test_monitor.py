@@ -3,17 +3,19 @@ with the master, and ``xparl status`` on a cluster reached by two names."""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
 import signal
 import socket
+import threading
 from collections.abc import Iterator
 from typing import Any
 
 import parl.remote
 from parl.remote.cluster import LocalCluster, recorded_clusters
-from parl.remote.monitor import MAX_CONNECTIONS, derived_port
+from parl.remote.monitor import HEAD_TIMEOUT_S, STRANGER_SLOTS, VIEWER_SLOTS, derived_port
 
 import pytest
 
@@ -161,27 +163,99 @@ def test_the_monitor_needs_its_token_and_bounds_requests(monitored: LocalCluster
         assert raw.recv(100).startswith(b"HTTP/1.1 501")
 
 
-def test_idle_connections_cannot_take_the_monitor_down(monitored: LocalCluster) -> None:
-    """A stranger holding every connection slot gets the next one closed, not queued; the
-    monitor serves again once the slots free up."""
+class Slowloris:
+    """A stranger that keeps ``count`` connections to the monitor open, each sending one more
+    header byte every ``every`` seconds and replaced as soon as the monitor closes it."""
+
+    def __init__(self, address: tuple[str, int], count: int, every: float) -> None:
+        self.address, self.count, self.every = address, count, every
+        self.socks: list[socket.socket] = []
+        self.closed_by_monitor = 0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> Slowloris:
+        self.thread.start()
+        wait_for(lambda: len(self.socks) >= self.count, 10, "the slow connections")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join(10)
+        for sock in self.socks:
+            sock.close()
+
+    def _open(self) -> socket.socket:
+        sock = socket.create_connection(self.address, timeout=5)
+        sock.sendall(b"GET /api/cluster HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        sock.setblocking(False)
+        return sock
+
+    def _run(self) -> None:
+        while not self.stop.is_set():
+            for i, sock in enumerate(list(self.socks)):
+                try:
+                    if sock.recv(4096) == b"":
+                        raise ConnectionResetError
+                except BlockingIOError:  # nothing from the monitor: still held open
+                    with contextlib.suppress(BlockingIOError):
+                        sock.send(b"a")
+                    continue
+                except OSError:
+                    pass
+                self.closed_by_monitor += 1
+                sock.close()
+                self.socks[i] = self._open()
+            while len(self.socks) < self.count:
+                self.socks.append(self._open())
+            self.stop.wait(self.every)
+
+
+def test_a_slowloris_cannot_starve_the_owner(monitored: LocalCluster) -> None:
+    """Three times the strangers' slots, each connection sending a header byte at a time and
+    reopened when closed: every request of the token holder is still answered, and the
+    monitor closes the slow connections (head deadline, or making room)."""
     assert monitored.monitor is not None
     address = ("127.0.0.1", monitored.monitor["port"])
-    idle = [socket.create_connection(address, timeout=10) for _ in range(MAX_CONNECTIONS)]
+    with Slowloris(address, 3 * STRANGER_SLOTS, every=0.2) as attack:
+        answers = [get(monitored, "/api/cluster")[0] for _ in range(12)]
+        wait_for(
+            lambda: attack.closed_by_monitor >= 3 * STRANGER_SLOTS,
+            10 * HEAD_TIMEOUT_S,
+            "the monitor to close the slow connections",
+        )
+    assert answers == [200] * 12
+
+
+def test_strangers_are_answered_once_and_viewers_have_slots_of_their_own(
+    monitored: LocalCluster,
+) -> None:
+    """A stranger's connection closes after its 401; token holders keep theirs alive, up to
+    VIEWER_SLOTS of them, and get 503 beyond (the strangers' slots are not theirs to take)."""
+    assert monitored.monitor is not None
+    address = ("127.0.0.1", monitored.monitor["port"])
+    with socket.create_connection(address, timeout=10) as stranger:
+        stranger.sendall(b"GET /api/cluster HTTP/1.1\r\nHost: x\r\n\r\n")
+        answer = b""
+        while chunk := stranger.recv(4096):
+            answer += chunk  # ends when the monitor closes the connection
+        assert answer.startswith(b"HTTP/1.1 401")
+    viewers = [http.client.HTTPConnection(*address, timeout=10) for _ in range(VIEWER_SLOTS + 1)]
+    bearer = {"Authorization": f"Bearer {monitored.monitor['token']}"}
     try:
-
-        def refused() -> bool:
-            with socket.create_connection(address, timeout=10) as extra:
-                try:
-                    extra.sendall(b"GET /api/cluster HTTP/1.1\r\nHost: x\r\n\r\n")
-                    return extra.recv(100) == b""
-                except ConnectionResetError:  # closed before the request arrived
-                    return True
-
-        wait_for(refused, 10, "a connection beyond the cap to be closed")
+        codes = []
+        for conn in viewers:
+            conn.request("GET", "/api/cluster", headers=bearer)
+            response = conn.getresponse()
+            response.read()
+            codes.append(response.status)
+        assert codes == [200] * VIEWER_SLOTS + [503]
+        viewers[0].request("GET", "/api/cluster", headers=bearer)  # kept alive: served again
+        assert viewers[0].getresponse().status == 200
     finally:
-        for sock in idle:
-            sock.close()
-    wait_for(lambda: get(monitored, "/api/cluster")[0] == 200, 10, "the monitor to serve again")
+        for conn in viewers:
+            conn.close()
+    wait_for(lambda: get(monitored, "/api/cluster")[0] == 200, 10, "a viewer slot free again")
 
 
 def test_the_monitor_ends_with_its_master(start_cluster: Any) -> None:

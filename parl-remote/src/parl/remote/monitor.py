@@ -10,15 +10,20 @@ Built on the standard library's threaded ``http.server``: a handful of GET route
 static files need no framework, and no extra dependency lands on every cluster machine. Every
 request must carry the read-only monitor token (``?token=``, ``Authorization: Bearer`` or the
 cookie the page sets); the token can read the cluster's state and logs but never run code, unlike
-the cluster secret. Requests are bounded: GET only, no body, short paths, a per-connection
-timeout and a cap on connections served at once. Plain HTTP: beyond loopback put it behind TLS
-or an SSH tunnel (docs/guide/monitor.md).
+the cluster secret. Requests are bounded: GET only, no body, short paths. A connection that has
+not shown the token must send its whole request head within :data:`HEAD_TIMEOUT_S`, is closed
+after its first answer, and shares :data:`STRANGER_SLOTS` with the other such connections (the
+oldest is closed to make room for a new one); token holders have :data:`VIEWER_SLOTS` of their
+own, so a stranger holding connections open (slowloris) cannot starve the owner. Plain HTTP:
+beyond loopback put it behind TLS or an SSH tunnel (docs/guide/monitor.md).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hmac
+import io
 import json
 import logging
 import os
@@ -28,6 +33,7 @@ import socket
 import sys
 import threading
 import time
+from collections import OrderedDict
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
@@ -45,9 +51,11 @@ logger = logging.getLogger("parl.remote.monitor")
 
 __all__ = ["MonitorServer", "derived_port", "monitor_url"]
 
-MAX_CONNECTIONS = 32
+STRANGER_SLOTS = 16  # connections that have not shown the token yet
+VIEWER_SLOTS = 16  # connections that have: the owner's, never taken by strangers
 MAX_PATH = 2048
-REQUEST_TIMEOUT_S = 10.0
+HEAD_TIMEOUT_S = 3.0  # for a stranger's whole request line and headers
+REQUEST_TIMEOUT_S = 10.0  # for a viewer's next request on a kept-alive connection
 CACHE_S = 1.0
 _JOB_LOG = re.compile(r"^/api/actors/([0-9a-f]{8}-[0-9]{4,})/log$")
 _STATIC = {
@@ -102,12 +110,72 @@ class _Overview:
             return 503, {"error": f"the master at {self.address} did not answer: {exc}"}
 
 
+class _Slots:
+    """Who may hold a connection: :data:`STRANGER_SLOTS` for connections that have not shown
+    the token (a new one closes the oldest when they are all taken, so a stranger's idle
+    connections cannot lock a viewer out), :data:`VIEWER_SLOTS` for those that have."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.strangers: OrderedDict[socket.socket, None] = OrderedDict()
+        self.viewers = 0
+
+    def admit(self, conn: socket.socket) -> None:
+        with self.lock:
+            if len(self.strangers) >= STRANGER_SLOTS:
+                oldest, _ = self.strangers.popitem(last=False)
+                # Under the lock: its thread closes it only after leave(), which waits for it.
+                _hang_up(oldest)
+            self.strangers[conn] = None
+
+    def promote(self, conn: socket.socket) -> bool:
+        """Move ``conn`` (its request showed the token) to a viewer slot, if one is free."""
+        with self.lock:
+            if conn not in self.strangers or self.viewers >= VIEWER_SLOTS:
+                return False
+            del self.strangers[conn]
+            self.viewers += 1
+            return True
+
+    def leave(self, conn: socket.socket, viewer: bool) -> None:
+        with self.lock:
+            if viewer:
+                self.viewers -= 1
+            else:
+                self.strangers.pop(conn, None)
+
+
+def _hang_up(conn: socket.socket) -> None:
+    with contextlib.suppress(OSError):  # already gone
+        conn.shutdown(socket.SHUT_RDWR)  # its thread's next read ends, and so does the thread
+
+
+class _HeadClock(io.RawIOBase):
+    """The connection's reads, each waiting at most until ``deadline``: a request head sent a
+    byte at a time still ends when its time is up."""
+
+    def __init__(self, conn: socket.socket) -> None:
+        self.conn = conn
+        self.deadline = time.monotonic() + HEAD_TIMEOUT_S
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the request head took too long")
+        self.conn.settimeout(left)
+        return self.conn.recv_into(buffer)
+
+
 class MonitorServer(ThreadingHTTPServer):
-    """A threaded HTTP server that serves at most :data:`MAX_CONNECTIONS` connections at once
-    and answers only requests carrying ``token``."""
+    """A threaded HTTP server that answers only requests carrying ``token``, with connection
+    slots reserved for those who showed it (:class:`_Slots`)."""
 
     daemon_threads = True
     block_on_close = False
+    request_queue_size = 128  # a burst of strangers' connects must not crowd out the owner's
 
     def __init__(self, host: str, port: int, address: str, security: Security, token: str):
         self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -116,7 +184,7 @@ class MonitorServer(ThreadingHTTPServer):
         self.master_address = address
         self.security = security
         self.overview = _Overview(address, security)
-        self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        self.slots = _Slots()
         self.cookie = f"xparl_monitor_{self.server_address[1]}"
 
     @property
@@ -124,28 +192,65 @@ class MonitorServer(ThreadingHTTPServer):
         return int(self.server_address[1])
 
     def process_request(self, request: Any, client_address: Any) -> None:
-        if not self.slots.acquire(blocking=False):
-            self.shutdown_request(request)  # too many at once: refuse rather than queue
-            return
+        self.slots.admit(request)
         try:
             super().process_request(request, client_address)
         except BaseException:
-            self.slots.release()
+            self.slots.leave(request, viewer=False)
             raise
-
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            self.slots.release()
 
 
 class _Handler(BaseHTTPRequestHandler):
     server: MonitorServer
-    timeout = REQUEST_TIMEOUT_S
+    timeout = HEAD_TIMEOUT_S
     server_version = "xparl-monitor"
     sys_version = ""
     protocol_version = "HTTP/1.1"
+    viewer = False  # this connection showed the token and holds a viewer slot
+
+    def setup(self) -> None:
+        super().setup()
+        self.clock = _HeadClock(self.connection)
+        self.rfile = io.BufferedReader(self.clock)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            self.server.slots.leave(self.connection, self.viewer)
+
+    def handle_one_request(self) -> None:
+        """Read one request head within its time (a stranger's: :data:`HEAD_TIMEOUT_S`, a
+        viewer's next one: :data:`REQUEST_TIMEOUT_S`) and answer it; a connection that has
+        not shown the token is closed after its answer."""
+        wait = REQUEST_TIMEOUT_S if self.viewer else HEAD_TIMEOUT_S
+        self.clock.deadline = time.monotonic() + wait
+        try:
+            super().handle_one_request()
+        except OSError:  # timed out, reset, or hung up to make room
+            self.close_connection = True
+        if not self.viewer:
+            self.close_connection = True
+
+    def parse_request(self) -> bool:
+        if self._wrong_token_in_line():  # refused before any header is waited for
+            self.command, self.request_version = "GET", "HTTP/1.1"
+            self.requestline = self.raw_requestline.decode("latin-1").rstrip("\r\n")[:100]
+            self._json(*_WRONG_TOKEN)
+            return False
+        if not super().parse_request():
+            return False
+        self.connection.settimeout(REQUEST_TIMEOUT_S)  # for the answer
+        return True
+
+    def _wrong_token_in_line(self) -> bool:
+        target = self.raw_requestline.split(b" ")[1:2]
+        try:
+            query = parse_qs(urlsplit(target[0].decode("latin-1")).query, max_num_fields=8)
+        except (IndexError, ValueError):
+            return False  # parse_request answers what is wrong with the line
+        offered = query.get("token", [None])[0]
+        return offered is not None and not self._is_token(offered)
 
     def log_message(self, format: str, *args: Any) -> None:
         logger.debug("%s " + format, self.client_address[0], *args)
@@ -159,11 +264,20 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         url = urlsplit(self.path)
-        query = parse_qs(url.query, max_num_fields=8)
+        try:
+            query = parse_qs(url.query, max_num_fields=8)
+        except ValueError:
+            self._json(HTTPStatus.BAD_REQUEST, {"error": "a query has at most 8 fields"})
+            return
         refused = self._refusal(query)
         if refused is not None:
             self._json(*refused)
             return
+        if not self.viewer and not self.server.slots.promote(self.connection):
+            message = f"the monitor serves {VIEWER_SLOTS} viewers at once; try again shortly"
+            self._json(HTTPStatus.SERVICE_UNAVAILABLE, {"error": message})
+            return
+        self.viewer = True
         if "token" in query and url.path == "/":
             self._enter()
         elif url.path in _STATIC:
@@ -187,9 +301,12 @@ class _Handler(BaseHTTPRequestHandler):
                 "ends in ?token=...) or see `xparl status`; tools send "
                 "`Authorization: Bearer TOKEN`"
             }
-        if not hmac.compare_digest(offered.encode(), self.server.token.encode()):
-            return HTTPStatus.FORBIDDEN, {"error": "wrong monitor token (see `xparl status`)"}
+        if not self._is_token(offered):
+            return _WRONG_TOKEN
         return None
+
+    def _is_token(self, offered: str) -> bool:
+        return hmac.compare_digest(offered.encode(), self.server.token.encode())
 
     def _enter(self) -> None:
         """Trade the token in the URL for a cookie, so it leaves the address bar."""
@@ -251,6 +368,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _common_headers(self) -> None:
         for key, value in _HEADERS.items():
             self.send_header(key, value)
+
+
+_WRONG_TOKEN = HTTPStatus.FORBIDDEN, {"error": "wrong monitor token (see `xparl status`)"}
 
 
 def _cookie(header: str, name: str) -> str | None:
