@@ -5,6 +5,7 @@ from __future__ import annotations
 from parl.env.atari_wrappers import (
     EpisodicLifeEnv,
     FireResetEnv,
+    MonitorEnv,
     get_wrapper_by_cls,
     wrap_deepmind,
 )
@@ -79,3 +80,41 @@ def test_atari_building_blocks_bad_input() -> None:
         FireResetEnv(gym.make("CartPole-v1"))
     with pytest.raises(ValueError, match=r"needs FIRE as action 1, got actions \['NOOP', 'UP'"):
         FireResetEnv(gym.make("FreewayNoFrameskip-v4"))  # a game without FIRE
+
+
+def test_parl_dqn_variant_evaluation_loop() -> None:
+    """PARL's DQN_variant evaluates with ``get_real_done()`` and ``get_eval_rewards()``."""
+    env = wrap_deepmind(
+        gym.make("ALE/Pong-v5", repeat_action_probability=0.0), test=True, test_episodes=2
+    )
+    env.seed(0)
+    env.reset()
+    assert not env.get_real_done() and env.get_eval_rewards() is None
+    steps = 0
+    while not env.get_real_done() and steps < 5000:
+        _, _, done, _ = env.step(0)  # NOOP: Pong's opponent wins 21:0 each game
+        steps += 1
+        if done:
+            env.reset()
+    assert env.get_real_done(), "two games of Pong did not end within 5000 steps"
+    assert np.mean(env.get_eval_rewards()) == -21.0 and env.get_eval_rewards() == [-21.0] * 2
+    env.reset()  # the next evaluation starts
+    assert not env.get_real_done() and env.get_eval_rewards() is None
+
+
+def test_monitor_env_of_wrap_deepmind_counts_whole_games() -> None:
+    """PARL's A2C/IMPALA actors read whole-game results from the chain's MonitorEnv."""
+    env = wrap_deepmind(gym.make("BreakoutNoFrameskip-v4"), dim=42)
+    monitor = get_wrapper_by_cls(env, MonitorEnv)
+    env.seed(0)
+    env.reset()
+    env.action_space.seed(0)
+    info: dict = {}
+    for _ in range(3000):
+        _, _, done, info = env.step(env.action_space.sample())
+        if done and "episode" in info:
+            break
+        if done:
+            env.reset()  # a lost life: the game goes on
+            assert list(monitor.next_episode_results()) == []
+    assert list(monitor.next_episode_results()) == [(info["episode"]["r"], info["episode"]["l"])]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
+import pytest
 
 
 def test_parl_imports_resolve() -> None:
@@ -171,3 +172,66 @@ def test_vector_env_loop() -> None:
         obs_list, _reward_list, done_list, _info_list = envs.step([0] * 3)
         dones += sum(done_list)
     assert len(obs_list) == 3 and dones >= 3  # always pushing left ends episodes quickly
+
+
+def test_ddpg_style_action_mapping_over_compat_wrapper() -> None:
+    """PARL's DDPG/TD3/SAC: ``ActionMappingWrapper(CompatWrapper(env))``, seed, time limit."""
+    from parl.env import ActionMappingWrapper, CompatWrapper
+
+    env = ActionMappingWrapper(CompatWrapper(gym.make("Pendulum-v1")))
+    assert env.seed(3) == [3] and env._max_episode_steps == 200
+    first = env.reset()
+    env.seed(3)
+    assert np.array_equal(env.reset(), first)  # the seed reached the env's reset
+    episode_steps, done, terminals = 0, False, []
+    while not done:
+        _, _, done, _ = env.step(np.array([1.0], dtype=np.float32))  # maps to +2 torque
+        episode_steps += 1
+        terminals.append(float(done) if episode_steps < env._max_episode_steps else 0)
+    assert episode_steps == 200 and not any(terminals)  # cut by the time limit: no terminal
+    with pytest.raises(ValueError, match=r"outside \[-1, 1\]"):
+        env.step(np.array([1.5]))
+
+
+def test_action_mapping_reads_attributes_of_the_env_it_wraps() -> None:
+    """PARL's own test env: a bare ``gym.Env`` with a ``_max_episode_steps`` attribute."""
+    from parl.env import ActionMappingWrapper
+
+    class Recorder(gym.Env):
+        def __init__(self) -> None:
+            self.action_space = gym.spaces.Box(low=-5.0, high=10.0, shape=(3,))
+            self._max_episode_steps = 1000
+            self.label = "recorder"
+
+        def step(self, action):
+            self.action = action
+
+    env = ActionMappingWrapper(Recorder())
+    env.step(np.array([-1.0, 0.0, 1.0]))
+    assert list(env.unwrapped.action) == [-5.0, 2.5, 10.0]
+    assert env._max_episode_steps == 1000 and env.label == "recorder"
+    bare = ActionMappingWrapper(gym.make("Pendulum-v1"))
+    with pytest.raises(AttributeError, match="'seed'.*nor has any env it wraps"):
+        bare.seed(0)  # old gym's seed() comes with CompatWrapper; gymnasium seeds in reset
+    assert bare._max_episode_steps == 200
+
+
+def test_monitor_env_reports_each_finished_game_once() -> None:
+    """PARL's A2C/IMPALA actors: ``get_wrapper_by_cls(env, MonitorEnv).next_episode_results()``."""
+    from parl.env import CompatWrapper
+    from parl.env.atari_wrappers import MonitorEnv, get_wrapper_by_cls
+
+    env = CompatWrapper(MonitorEnv(gym.make("CartPole-v1")))
+    env.seed(0)
+    monitor = get_wrapper_by_cls(env, MonitorEnv)
+    lengths = []
+    for _ in range(3):
+        _, steps, info = run_train_episode(env, lambda obs: 0)
+        lengths.append(steps)
+        assert info["episode"]["l"] == steps and info["episode"]["r"] == float(steps)
+        env.reset()
+    assert list(monitor.next_episode_results()) == [(float(n), n) for n in lengths]
+    assert list(monitor.next_episode_results()) == []  # each game is reported once
+    assert monitor.get_episode_rewards() == [float(n) for n in lengths]
+    assert monitor.get_episode_lengths() == lengths
+    assert monitor.get_total_steps() == sum(lengths)

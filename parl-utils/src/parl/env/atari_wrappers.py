@@ -1,7 +1,8 @@
 """PARL 2.x's ``wrap_deepmind``: DeepMind-style Atari preprocessing for ale-py envs.
 
 Built on gymnasium's ``AtariPreprocessing`` (no-op starts, frame skipping with max-pooling,
-grey-scale resize), ``FrameStackObservation`` and ``RecordEpisodeStatistics``; gymnasium has no
+grey-scale resize), ``FrameStackObservation`` and ``RecordEpisodeStatistics`` (as
+:class:`MonitorEnv`, PARL's name and readers); gymnasium has no
 wrappers for "a lost life ends the episode but not the game" and "press FIRE to start", so
 :class:`EpisodicLifeEnv` and :class:`FireResetEnv` are here. Needs ``ale-py`` and OpenCV:
 ``pip install "parl-utils[atari]"``.
@@ -9,6 +10,7 @@ wrappers for "a lost life ends the episode but not the game" and "press FIRE to 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, Literal, SupportsFloat
 
 from parl.env.compat_wrappers import CompatWrapper
@@ -17,7 +19,14 @@ from parl.utils._validation import positive_int
 import gymnasium as gym
 import numpy as np
 
-__all__ = ["EpisodicLifeEnv", "FireResetEnv", "TestEnv", "get_wrapper_by_cls", "wrap_deepmind"]
+__all__ = [
+    "EpisodicLifeEnv",
+    "FireResetEnv",
+    "MonitorEnv",
+    "TestEnv",
+    "get_wrapper_by_cls",
+    "wrap_deepmind",
+]
 
 _STEP = tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]
 _NOOP, _FIRE = 0, 1
@@ -32,6 +41,54 @@ def _ale(env: gym.Env) -> Any:
             "and import ale_py before gymnasium.make)"
         )
     return ale
+
+
+class MonitorEnv(gym.wrappers.RecordEpisodeStatistics):
+    """Whole-game statistics, PARL 2.x's ``MonitorEnv`` on gymnasium's ``RecordEpisodeStatistics``.
+
+    It sits at the bottom of :func:`wrap_deepmind`'s chain, so it sees raw rewards and whole
+    games (not lives). At each game's end ``info["episode"]`` holds ``r`` (return), ``l``
+    (length) and ``t`` (seconds); every game is also kept for PARL's readers:
+    :meth:`get_episode_rewards`, :meth:`get_episode_lengths`, :meth:`get_total_steps` and
+    :meth:`next_episode_results`.
+    """
+
+    def __init__(self, env: gym.Env) -> None:
+        super().__init__(env)
+        self._episode_rewards: list[float] = []
+        self._episode_lengths: list[int] = []
+        self._total_steps = 0
+        self._num_returned = 0
+
+    def step(self, action: Any) -> _STEP:
+        """Step; a finished game's return and length are recorded."""
+        obs, reward, terminated, truncated, info = super().step(action)
+        self._total_steps += 1
+        if terminated or truncated:
+            self._episode_rewards.append(float(info["episode"]["r"]))
+            self._episode_lengths.append(int(info["episode"]["l"]))
+        return obs, reward, terminated, truncated, info
+
+    def get_episode_rewards(self) -> list[float]:
+        """The return of every finished game, oldest first."""
+        return self._episode_rewards
+
+    def get_episode_lengths(self) -> list[int]:
+        """The length (steps of the wrapped env) of every finished game, oldest first."""
+        return self._episode_lengths
+
+    def get_total_steps(self) -> int:
+        """Steps taken through this wrapper since it was made."""
+        return self._total_steps
+
+    def next_episode_results(self) -> Iterator[tuple[float, int]]:
+        """Yield ``(return, length)`` of each game finished since the previous call."""
+        start, self._num_returned = self._num_returned, len(self._episode_rewards)
+        yield from zip(
+            self._episode_rewards[start : self._num_returned],
+            self._episode_lengths[start : self._num_returned],
+            strict=True,
+        )
 
 
 class EpisodicLifeEnv(gym.Wrapper):
@@ -94,17 +151,32 @@ class TestEnv(gym.Wrapper):
 
     The env resets between the games itself; at the last game's end ``info["episode"]`` holds
     ``r`` and ``l``, the mean raw return and length of the games, and ``returns``, all of them.
+
+    PARL 2.x's readers work too: after the ``reset`` that follows a finished evaluation,
+    :meth:`get_real_done` is True and :meth:`get_eval_rewards` gives the games' returns, so
+    PARL's loop ``while not env.get_real_done(): ... if done: obs = env.reset()`` ends there.
     """
 
-    def __init__(self, env: gym.Env, test_episodes: int) -> None:
+    def __init__(self, env: gym.Env, test_episodes: int = 3) -> None:
         super().__init__(env)
         self.test_episodes = positive_int("test_episodes", test_episodes)
         self._games: list[dict[str, Any]] = []
+        self._finished: list[float] | None = None
+        self._eval_rewards: list[float] | None = None
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         """Start a new evaluation of ``test_episodes`` games."""
+        self._eval_rewards, self._finished = self._finished, None
         self._games = []
         return self.env.reset(**kwargs)
+
+    def get_real_done(self) -> bool:
+        """Whether the last ``reset`` followed a finished evaluation (PARL's reader)."""
+        return self._eval_rewards is not None
+
+    def get_eval_rewards(self) -> list[float] | None:
+        """The raw returns of the evaluation finished before the last ``reset``, else None."""
+        return self._eval_rewards
 
     def step(self, action: Any) -> _STEP:
         """Step; a game's end resets the env unless it was the last game of the evaluation."""
@@ -119,6 +191,7 @@ class TestEnv(gym.Wrapper):
         lengths = [int(game["l"]) for game in self._games]
         info = {**info, "episode": {"r": float(np.mean(returns)), "l": float(np.mean(lengths))}}
         info["episode"]["returns"] = returns
+        self._finished = returns
         return obs, reward, terminated, truncated, info
 
 
@@ -159,7 +232,7 @@ def wrap_deepmind(
     if obs_format not in ("NHWC", "NCHW"):
         raise ValueError(f"obs_format must be 'NHWC' or 'NCHW', got {obs_format!r}")
     frame_skip = 4 if getattr(env.unwrapped, "_frameskip", 1) == 1 else 1
-    env = gym.wrappers.RecordEpisodeStatistics(env)
+    env = MonitorEnv(env)
     env = gym.wrappers.AtariPreprocessing(env, noop_max=30, frame_skip=frame_skip, screen_size=dim)
     if not test:
         env = EpisodicLifeEnv(env)

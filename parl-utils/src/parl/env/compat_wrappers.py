@@ -21,6 +21,7 @@ __all__ = [
     "CompatWrapper",
     "LegacyEnv",
     "LegacyGymWrapper",
+    "OldGymAttributes",
     "OldGymDiscrete",
     "is_gym_version_ge",
 ]
@@ -70,7 +71,38 @@ class OldGymDiscrete(gym.spaces.Discrete):
         self.start = int(space.start)  # type: ignore[assignment]
 
 
-class CompatWrapper(gym.Wrapper):
+class OldGymAttributes:
+    """Old gym's attribute access for a wrapper: what PARL 2.x code reads through wrappers.
+
+    A public name the wrapper lacks is looked up down the chain (``env.get_real_done()`` reaches
+    :class:`~parl.env.atari_wrappers.TestEnv` through the outer wrappers), as old gym's
+    ``Wrapper.__getattr__`` did and gymnasium 1.x no longer does; ``_max_episode_steps`` is
+    the time limit of the chain's ``TimeLimit`` (None without one).
+    """
+
+    env: Any
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") or name == "env" or "env" not in vars(self):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        try:
+            return self.env.get_wrapper_attr(name)
+        except AttributeError:
+            raise AttributeError(
+                f"{type(self).__name__!r} object has no attribute {name!r}, nor has any env it "
+                "wraps"
+            ) from None
+
+    @property
+    def _max_episode_steps(self) -> int | None:
+        """The time limit of the env's ``TimeLimit`` wrapper (None if it has none), as old gym."""
+        try:
+            return int(self.env.get_wrapper_attr("_max_episode_steps"))
+        except AttributeError:
+            return None
+
+
+class CompatWrapper(OldGymAttributes, gym.Wrapper):
     """Show a gymnasium env through the old gym API, as PARL 2.x's ``CompatWrapper`` did.
 
     ``reset()`` returns the observation alone and ``step(action)`` returns
@@ -81,7 +113,8 @@ class CompatWrapper(gym.Wrapper):
 
     ``seed(s)`` makes the *next* ``reset`` use ``seed=s`` (PARL passed the stored seed to every
     reset, which replayed the same start state in each episode). A ``Discrete`` space's ``n`` is
-    a Python int (:class:`OldGymDiscrete`), as old gym's was.
+    a Python int (:class:`OldGymDiscrete`), as old gym's was. Attributes of the wrapped chain
+    are reachable as in old gym (:class:`OldGymAttributes`).
 
     The wrapped object speaks the old API: give it to old-API code, not to gymnasium's wrappers
     or vector envs (wrap the gymnasium env first, then put ``CompatWrapper`` outermost).
@@ -110,14 +143,6 @@ class CompatWrapper(gym.Wrapper):
             self.observation_space = OldGymDiscrete(env.observation_space)
         self._next_seed: int | None = None
 
-    @property
-    def _max_episode_steps(self) -> int | None:
-        """The time limit of the env's ``TimeLimit`` wrapper (None if it has none), as old gym."""
-        try:
-            return int(self.env.get_wrapper_attr("_max_episode_steps"))
-        except AttributeError:
-            return None
-
     def seed(self, seed: int | None = None) -> list[int | None]:
         """Seed the next :meth:`reset` (old gym's ``env.seed``); returns ``[seed]``."""
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
@@ -128,7 +153,9 @@ class CompatWrapper(gym.Wrapper):
     def reset(self, **kwargs: Any) -> Any:  # type: ignore[override]
         """Reset the env and return the first observation only (its info is dropped)."""
         if self._next_seed is not None:
-            kwargs.setdefault("seed", self._next_seed)
+            # An outer gymnasium wrapper passes seed=None explicitly: the stored seed wins then.
+            if kwargs.get("seed") is None:
+                kwargs["seed"] = self._next_seed
             self._next_seed = None
         obs, _ = self.env.reset(**kwargs)
         return obs

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from parl.env.compat_wrappers import OldGymAttributes
+
 import gymnasium as gym
 import numpy as np
 from numpy.typing import NDArray
@@ -11,12 +13,16 @@ from numpy.typing import NDArray
 __all__ = ["ActionMappingWrapper"]
 
 
-class ActionMappingWrapper(gym.ActionWrapper):
+class ActionMappingWrapper(OldGymAttributes, gym.ActionWrapper):
     """Let the agent act in ``[-1, 1]`` and map each dimension linearly onto the Box bounds.
 
     ``a_env = low + (a + 1) / 2 * (high - low)``, per dimension (PARL used the bounds of
     dimension 0 for all), then clipped to ``[low, high]``. The wrapper's ``action_space`` is
     ``Box(-1, 1)`` of the same shape.
+
+    It may wrap a gymnasium env or, as PARL's DDPG/TD3/SAC examples do, a
+    :class:`~parl.env.CompatWrapper`: ``seed()``, ``_max_episode_steps`` and the wrapped
+    chain's other attributes stay reachable (:class:`~parl.env.compat_wrappers.OldGymAttributes`).
 
     Args:
         env: a gymnasium env with a bounded ``Box`` action space.
