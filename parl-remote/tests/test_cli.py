@@ -87,10 +87,15 @@ def test_start_status_logs_and_scoped_stop() -> None:
     assert "nothing to stop" in xparl("stop").stdout
 
 
-def test_cli_errors_are_clear() -> None:
+def test_cli_errors_are_clear(monkeypatch) -> None:
     port = free_port()
-    result = xparl("connect", "--address", f"127.0.0.1:{port}", "--cpu_num", "1", check=False)
+    join = ["connect", "--address", f"127.0.0.1:{port}", "--cpu_num", "1"]
+    result = xparl(*join, check=False)  # no secret known for that address: not even dialed
+    assert result.returncode != 0 and "no cluster secret" in result.stderr
+    monkeypatch.setenv("PARL_CLUSTER_SECRET", "s" * 32)
+    result = xparl(*join, check=False)
     assert result.returncode != 0 and "no xparl master" in result.stderr
+    monkeypatch.delenv("PARL_CLUSTER_SECRET")
     result = xparl("start", "--port", str(port), "--gpu", "a,b", check=False)
     assert result.returncode != 0 and "GPU ids" in result.stderr
 

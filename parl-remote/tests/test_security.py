@@ -4,31 +4,37 @@ owner-only."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import pwd
 import random
 import shutil
 import socket
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import parl
 import parl.remote
 from parl.remote import protocol as P
 from parl.remote.client import ActorChannel, _JobUnreachable
-from parl.remote.cluster import LocalCluster, find_security
+from parl.remote.cluster import LocalCluster, find_security, query, stop_process
+from parl.remote.exceptions import AuthenticationError
 from parl.remote.security import SECRET_ENV, Mode, Security, read_secret_file
 
 import cloudpickle
 import numpy as np
+import psutil
 import pytest
 import zmq
 from zmq.auth.thread import ThreadAuthenticator
 
-from .conftest import init_frames, raw_socket, wait_for
+from .conftest import free_port, gone, init_frames, raw_socket, wait_for
 
 MARKER = b"PLAINTEXT-MARKER-7f3a"
 
@@ -412,7 +418,13 @@ def test_secret_sources_and_mistakes(tmp_path, monkeypatch) -> None:
     assert find_security("10.0.0.1:1", good).secret == "g" * 40  # the file wins
     assert find_security("10.0.0.1:1").secret == "e" * 40
     monkeypatch.delenv(SECRET_ENV)
-    assert find_security("10.0.0.1:1").secret is None  # nothing known: only --insecure works
+    with pytest.raises(AuthenticationError) as missing:  # never a silent downgrade
+        find_security("10.0.0.1:1")
+    for where in ("--secret-file", SECRET_ENV, str(Path(os.environ["XPARL_HOME"]) / "clusters")):
+        assert where in str(missing.value)
+    assert find_security("10.0.0.1:1", insecure=True).secret is None  # only when asked for
+    with pytest.raises(ValueError, match="exclude"):
+        find_security("10.0.0.1:1", good, insecure=True)
     with pytest.raises(ValueError, match="loopback only"):
         LocalCluster.start(1, host="0.0.0.0", mode=Mode.INSECURE)
     result = _xparl("start", "--port", "1", "--insecure", "--host", "0.0.0.0")
@@ -444,3 +456,138 @@ def test_everything_the_cluster_writes_is_owner_only(start_cluster, tmp_path, mo
     home = Path(os.environ["XPARL_HOME"])
     assert stat.S_IMODE((home / "clusters").stat().st_mode) == 0o700
     shutil.rmtree(tmp_path / "data")
+
+
+@contextlib.contextmanager
+def _other_account() -> Iterator[tuple[list[str], int | None]]:
+    """The command prefix and uid of another account: a temporary user when this runs as root
+    (removed afterwards), else this account (the squatter then differs by its XPARL_HOME)."""
+    name = f"xparlsq{os.getpid()}"
+    made = os.geteuid() == 0 and shutil.which("setpriv") and shutil.which("useradd")
+    if made:
+        add = ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name]
+        made = subprocess.run(add, capture_output=True).returncode == 0
+    if not made:
+        yield [], None
+        return
+    user = pwd.getpwnam(name)
+    try:
+        ids = [f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups"]
+        yield ["setpriv", *ids, "--"], user.pw_uid
+    finally:
+        subprocess.run(["userdel", name], capture_output=True)
+
+
+def _python_for_everyone(folder: Path) -> str:
+    """An interpreter with this environment's packages that any account can run: a venv of
+    the system Python sharing this venv's site-packages (this one may live in root's home)."""
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    system = shutil.which(version, path="/usr/bin:/usr/local/bin") or sys.executable
+    site = Path(sys.prefix) / "lib" / version / "site-packages"
+    (folder / "bin").mkdir(parents=True)
+    (folder / "lib" / version).mkdir(parents=True)
+    (folder / "bin" / "python").symlink_to(system)
+    (folder / "lib" / version / "site-packages").symlink_to(site)
+    (folder / "pyvenv.cfg").write_text(f"home = {Path(system).parent}\n")
+    for path in (folder, *folder.rglob("*")):
+        if not path.is_symlink():
+            path.chmod(0o755)
+    return str(folder / "bin" / "python")
+
+
+@contextlib.contextmanager
+def _squatter(port: int) -> Iterator[str]:
+    """An --insecure cluster of another account on ``port`` of loopback; stopped by its pids."""
+    top = Path(tempfile.mkdtemp(prefix="xparl-squatter-"))
+    top.chmod(0o755)
+    home = top / "data"
+    with _other_account() as (prefix, uid):
+        python = sys.executable
+        if uid is not None:
+            python = _python_for_everyone(top / "python")
+            home.mkdir(mode=0o700)
+            os.chown(home, uid, -1)
+        env = {**os.environ, "XPARL_HOME": str(home)}
+        env.pop(SECRET_ENV, None)
+        start = ["start", "--port", str(port), "--insecure", "--cpu_num", "1", "--no-monitor"]
+        command = [*prefix, python, "-m", "parl.remote.cli", *start]
+        result = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env)
+        record = home / "clusters" / str(port)
+        processes: list[dict] = []
+        try:
+            assert result.returncode == 0, result.stderr
+            squatter = LocalCluster.load(record)
+            processes = squatter.processes()
+            if uid is not None:
+                assert psutil.Process(squatter.master["pid"]).uids().real == uid
+            yield squatter.address
+        finally:
+            for process in processes:
+                stop_process(process)
+            wait_for(lambda: gone([p["pid"] for p in processes]), 10, "the squatter to stop")
+            shutil.rmtree(top, ignore_errors=True)
+
+
+def test_no_secret_no_connection_and_no_silent_downgrade(start_cluster, monkeypatch) -> None:
+    """A port squatter's --insecure cluster gets nothing of a client that found no secret, or
+    a stale one; insecure is used only when asked for."""
+    port = free_port()
+    owner = start_cluster(1, port=port)
+    for alias in ("localhost", "127.0.0.1", "[::1]"):  # loopback names share the record
+        assert find_security(f"{alias}:{port}").secret == owner.security.secret
+    parl.remote.connect(f"localhost:{port}")
+    assert Echo().echo(1) == 1
+    parl.remote.disconnect()
+    owner.stop()  # as if it crashed: its record stays, and another account takes the port
+    with _squatter(port) as address:
+
+        def squatter_clients() -> int:
+            return len(query(address, P.STATUS, security=Security(None))["clients"])
+
+        with pytest.raises(AuthenticationError, match="refused this client"):
+            parl.remote.connect(f"localhost:{port}")  # the stale record's secret: refused
+        assert _xparl("stop", "--port", str(port)).returncode == 0  # removes the record
+        with pytest.raises(AuthenticationError, match="no cluster secret") as missing:
+            parl.remote.connect(f"127.0.0.1:{port}")
+        assert "--secret-file" in str(missing.value) and SECRET_ENV in str(missing.value)
+        for command in (["status"], ["connect", "--cpu_num", "1"]):
+            refused = _xparl(*command, "--address", address)
+            assert refused.returncode != 0 and "no cluster secret" in refused.stderr
+            assert "Traceback" not in refused.stderr
+        assert squatter_clients() == 0  # no hello, no class, no argument, no file
+        assert _xparl("status", "--address", address, "--insecure").returncode == 0
+        parl.remote.connect(address, insecure=True)  # on purpose: then it is reached
+        assert squatter_clients() == 1
+        parl.remote.disconnect()
+
+
+def test_a_client_with_the_secret_refuses_a_master_that_says_insecure(tmp_path) -> None:
+    """The mode in the master's answer is checked too (a holder of the secret lying about it)."""
+    security = Security("m" * 40)
+    context = zmq.Context()
+    keeper = security.start_gatekeeper(context)
+    master = context.socket(zmq.ROUTER)
+    security.serve_control(master)
+    port = master.bind_to_random_port("tcp://127.0.0.1")
+    seen: list[bytes] = []
+
+    def answer() -> None:
+        while master.poll(5000):
+            identity, tag, _ = master.recv_multipart()
+            seen.append(tag)
+            reply = {**P.identity(), "master": f"127.0.0.1:{port}", "mode": "insecure"}
+            master.send_multipart([identity, P.ACK, P.encode(reply)])
+
+    thread = threading.Thread(target=answer, daemon=True)
+    thread.start()
+    try:
+        with pytest.raises(AuthenticationError, match="without authentication"):
+            parl.remote.client.Client(
+                f"127.0.0.1:{port}", None, parl.remote.config.Timeouts(), security
+            )
+    finally:
+        thread.join(10)
+        master.close(linger=0)
+        keeper.stop()
+        context.term()
+    assert seen == [P.HELLO]  # nothing but the hello reached it

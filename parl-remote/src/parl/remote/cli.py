@@ -15,13 +15,20 @@ from parl.remote import protocol as P
 from parl.remote.cluster import (
     LocalCluster,
     connected_workers,
+    endpoint_key,
     find_security,
     query,
     recorded_clusters,
     start_worker,
     stop_process,
 )
-from parl.remote.config import data_home, default_host, private_dir
+from parl.remote.config import (
+    DataDirError,
+    data_home,
+    default_host,
+    private_dir,
+    writable_data_home,
+)
 from parl.remote.exceptions import AuthenticationError
 from parl.remote.monitor import derived_port
 from parl.remote.overview import cluster_overview
@@ -61,6 +68,11 @@ _SECRET_FILE = click.option(
     help=f"Owner-only file holding the cluster secret (or set {SECRET_ENV}; default: the "
     "record of a cluster started on this machine).",
 )
+_INSECURE_PEER = click.option(
+    "--insecure",
+    is_flag=True,
+    help="Talk to a cluster started with --insecure (no authentication); never a fallback.",
+)
 
 
 def worker_options(command: Callable[..., None]) -> Callable[..., None]:
@@ -95,14 +107,21 @@ def worker_options(command: Callable[..., None]) -> Callable[..., None]:
     )
 
 
-def _security(address: str, secret_file: str | None, insecure: bool) -> Security:
-    if insecure:
-        if secret_file:
-            raise click.UsageError("--insecure and --secret-file exclude each other")
-        return Security(None)
+def _data_folder(*parts: str) -> Path:
+    """An owner-only folder under the data directory, which is checked writable first: a
+    file in the way, a read-only folder or a full disk is one line saying what and where."""
     try:
-        return find_security(address, secret_file)
-    except ValueError as exc:
+        return private_dir(writable_data_home().joinpath(*parts))
+    except DataDirError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def _security(address: str, secret_file: str | None, insecure: bool) -> Security:
+    if insecure and secret_file:
+        raise click.UsageError("--insecure and --secret-file exclude each other")
+    try:
+        return find_security(address, secret_file, insecure)
+    except (ValueError, AuthenticationError) as exc:
         raise click.ClickException(str(exc)) from exc
 
 
@@ -156,6 +175,7 @@ def start(
     record (reused when a master starts again on the same port, so running workers get back
     in); traffic beyond loopback is encrypted.
     """
+    _data_folder("clusters")
     host = host or default_host()
     if insecure and (encrypt or secret_file):
         raise click.UsageError("--insecure excludes --encrypt and --secret-file")
@@ -279,6 +299,7 @@ def connect(
     insecure: bool,
 ) -> None:
     """Add a worker with this machine's CPUs (and GPUs) to the cluster at ADDRESS."""
+    folder = _data_folder("connected", address.replace(":", "_"))
     security = _security(address, secret_file, insecure)
     try:
         status = _query(address, security)
@@ -288,7 +309,6 @@ def connect(
             "`xparl start --port PORT`."
         ) from exc
     cpus = (os.cpu_count() or 1) if cpu_num is None else cpu_num
-    folder = private_dir(data_home() / "connected" / address.replace(":", "_"))
     try:
         record = start_worker(
             address,
@@ -325,12 +345,11 @@ def _addresses(address: str | None) -> list[str]:
 
 
 def _same_cluster_key(address: str) -> tuple[str, str]:
-    """``host:port`` with loopback names (``localhost``, ``127.x``, ``::1``) as one host, and
-    other names resolved, so one cluster reached by two names is listed once."""
-    host, _, port = address.rpartition(":")
-    host = host.strip("[]")
-    if is_loopback(host):
-        return ("loopback", port)
+    """``host:port`` with loopback names as one host (:func:`endpoint_key`), and other names
+    resolved, so one cluster reached by two names is listed once."""
+    host, port = endpoint_key(address)
+    if host == "loopback":
+        return (host, port)
     try:
         return (socket.gethostbyname(host), port)
     except OSError:
@@ -397,7 +416,8 @@ def _print_status(status: dict[str, Any], actors: list[dict[str, Any]]) -> None:
     help="Print what the web monitor shows (cluster, workers, clients, actors) as JSON.",
 )
 @_SECRET_FILE
-def status(address: str | None, as_json: bool, secret_file: str | None) -> None:
+@_INSECURE_PEER
+def status(address: str | None, as_json: bool, secret_file: str | None, insecure: bool) -> None:
     """Show CPUs used/vacant, workers, clients and actors of the cluster(s), each once."""
     addresses = _addresses(address)
     if not addresses:
@@ -410,8 +430,8 @@ def status(address: str | None, as_json: bool, secret_file: str | None) -> None:
     shown: set[tuple[str, int]] = set()
     overviews = []
     for each in addresses:
-        security = _security(each, secret_file, False)
         try:
+            security = _security(each, secret_file, insecure)
             info = _query(each, security)
             if (info["address"], info["pid"]) in shown:
                 continue  # the same master under another name
@@ -423,8 +443,12 @@ def status(address: str | None, as_json: bool, secret_file: str | None) -> None:
             click.echo(f"Cluster {each}: not reachable ({exc}).", err=True)
             failed = True
             continue
-        except AuthenticationError as exc:
-            raise click.ClickException(str(exc)) from exc
+        except (AuthenticationError, click.ClickException) as exc:
+            if address:
+                raise click.ClickException(str(exc)) from exc
+            click.echo(f"Cluster {each}: {exc}", err=True)  # the other clusters are still shown
+            failed = True
+            continue
         if not as_json:
             _print_status(info, overview["actors"])
     if as_json:
@@ -483,7 +507,10 @@ def stop(port: int | None) -> None:
     help=f"Print only the last N lines (at most {actor_logs.MAX_TAIL_BYTES // 2**20} MiB).",
 )
 @_SECRET_FILE
-def logs(job_id: str | None, address: str | None, tail: int, secret_file: str | None) -> None:
+@_INSECURE_PEER
+def logs(
+    job_id: str | None, address: str | None, tail: int, secret_file: str | None, insecure: bool
+) -> None:
     """Print the stdout/stderr log of the actor JOB_ID; without JOB_ID, list actor logs."""
     if job_id is None:
         folders = [c.data_dir for c in recorded_clusters()]
@@ -495,11 +522,15 @@ def logs(job_id: str | None, address: str | None, tail: int, secret_file: str | 
             click.echo(f"{path.stem}\t{path}")
         return
     for each in _addresses(address):
-        security = _security(each, secret_file, False)
         try:
+            security = _security(each, secret_file, insecure)
             info = _query(each, security)
         except ConnectionError:
             continue
+        except click.ClickException:
+            if address:
+                raise
+            continue  # a cluster this command may not reach; the local logs are still read
         for worker in info["workers"] + info["lost_workers"]:
             try:
                 request = {"job_id": job_id, "lines": tail}

@@ -41,7 +41,7 @@ from parl.remote.exceptions import (
     as_remote,
 )
 from parl.remote.files import collect_files, pack_files
-from parl.remote.security import SECRET_ENV, Security
+from parl.remote.security import SECRET_ENV, Mode, Security
 from parl.remote.serialization import dumps
 
 import zmq
@@ -84,7 +84,8 @@ def _secret_hint(address: str) -> str:
     return (
         f"On the machine that started the cluster at {address}, `xparl start` keeps its secret "
         "in an owner-only file it printed; copy it here and pass parl.connect(..., "
-        f"secret_file=FILE) or set {SECRET_ENV}."
+        f"secret_file=FILE) or set {SECRET_ENV}. Only a cluster started with --insecure takes "
+        "parl.connect(..., insecure=True)."
     )
 
 
@@ -100,7 +101,8 @@ class Client:
         distributed_files: Extra files for every job (see :mod:`parl.remote.files`).
         timeouts: Timeouts of this client.
         security: The cluster secret to use (default: found for ``address``, see
-            :func:`parl.remote.cluster.find_security`).
+            :func:`parl.remote.cluster.find_security`); ``Security(None)`` connects without
+            authentication, to a cluster started with ``--insecure`` only.
     """
 
     def __init__(
@@ -181,7 +183,26 @@ class Client:
             if reply.get("kind") == "version":
                 raise VersionMismatchError(reply.get("message"))
             raise ConnectError(f"the master at {self.address} refused the client: {reply}")
+        self._check_mode(reply.get("mode"))
         self.master_info = reply
+
+    def _check_mode(self, mode: object) -> None:
+        """Refuse a master whose security is not what this client asked for, before anything
+        of the user's (class, arguments, files) is sent or anything of the master's unpickled.
+        """
+        insecure_master = mode == Mode.INSECURE.value
+        if insecure_master == (self.security.secret is None):
+            return
+        if insecure_master:
+            raise AuthenticationError(
+                f"the master at {self.address} runs without authentication (--insecure); this "
+                "client sent it nothing. Connect to an insecure cluster only on purpose: "
+                "parl.connect(address, insecure=True)."
+            )
+        raise AuthenticationError(
+            f"the master at {self.address} requires the cluster secret (mode {mode!r}) but this "
+            f"client asked for insecure=True. {_secret_hint(self.address)}"
+        )
 
     def _beat(self) -> None:
         interval = self.timeouts.heartbeat_interval
@@ -695,6 +716,7 @@ def connect(
     heartbeat_timeout: float | None = None,
     call_timeout: float | None = None,
     secret_file: str | os.PathLike[str] | None = None,
+    insecure: bool = False,
 ) -> Any:
     """Connect this process to a cluster that runs its actors: xparl (default) or Ray.
 
@@ -706,8 +728,9 @@ def connect(
     every backend.
 
     The cluster's secret is found without set-up for a cluster started by this account on this
-    machine (its owner-only record); for another machine's cluster pass ``secret_file`` or set
-    ``PARL_CLUSTER_SECRET``.
+    machine (its owner-only record, under any loopback name of its port); for another machine's
+    cluster pass ``secret_file`` or set ``PARL_CLUSTER_SECRET``. Without a secret the connection
+    is refused: no authentication is used only when asked for with ``insecure=True``.
 
     Args:
         address: ``host:port`` printed by ``xparl start``. None starts an embedded local cluster
@@ -724,6 +747,8 @@ def connect(
             (default ``XPARL_CALL_TIMEOUT``, unset: no limit); ``@parl.remote_class(
             call_timeout=...)`` overrides it per class.
         secret_file: An owner-only file holding the cluster secret (xparl only).
+        insecure: Connect without authentication, to a cluster started with
+            ``xparl start --insecure`` (xparl only); any other cluster is then refused.
 
     Returns:
         The connection: for xparl the process's :class:`Client`, for another backend the
@@ -732,7 +757,10 @@ def connect(
 
     Raises:
         ConnectError: Nothing answers at ``address`` within ``connect_timeout``.
-        AuthenticationError: The cluster refused this client's secret (or lack of one).
+        AuthenticationError: No secret was found for ``address`` (the message says where it
+            was looked for), the cluster refused this client's secret, or the cluster's
+            security is not what was asked for (an ``--insecure`` cluster without
+            ``insecure=True``).
         VersionMismatchError: The cluster runs another parl-remote or Python version.
         ValueError: ``address`` is malformed or names no installed backend, a
             ``distributed_files`` entry matches nothing, or the secret file is missing or
@@ -756,6 +784,7 @@ def connect(
         "heartbeat_timeout": heartbeat_timeout,
         "call_timeout": call_timeout,
         "secret_file": secret_file,
+        "insecure": insecure or None,
     }
     options = {k: v for k, v in given.items() if v is not None}
     with _backend_lock:
@@ -824,6 +853,7 @@ def connect_xparl(
     heartbeat_timeout: float | None = None,
     call_timeout: float | None = None,
     secret_file: str | os.PathLike[str] | None = None,
+    insecure: bool = False,
 ) -> Client:
     """Connect this process to an xparl cluster (the xparl backend of :func:`connect`)."""
     global _client
@@ -831,6 +861,11 @@ def connect_xparl(
         raise TypeError(
             f"distributed_files must be a list of paths or globs, got the string "
             f"{distributed_files!r}; wrap it in a list: [{distributed_files!r}]"
+        )
+    if insecure and address is None:
+        raise ValueError(
+            "insecure=True applies to the address of a cluster started with `xparl start "
+            "--insecure`; the embedded cluster of parl.connect() always authenticates"
         )
     if cpu_num is not None and address is not None:
         raise ValueError(
@@ -874,7 +909,7 @@ def connect_xparl(
         else:
             from parl.remote.cluster import find_security
 
-            security = find_security(_validate_address(address), secret_file)
+            security = find_security(_validate_address(address), secret_file, insecure)
             client = Client(address, distributed_files, timeouts, security)
         _client = client
         return client

@@ -33,6 +33,7 @@ from parl.remote.config import (
     default_host,
     private_dir,
     python_command,
+    writable_data_home,
 )
 from parl.remote.exceptions import AuthenticationError
 from parl.remote.security import (
@@ -51,6 +52,7 @@ import zmq
 __all__ = [
     "LocalCluster",
     "connected_workers",
+    "endpoint_key",
     "find_security",
     "query",
     "recorded_clusters",
@@ -304,7 +306,7 @@ class LocalCluster:
                 None: no monitor). It stops when the master does.
         """
         host = host or default_host()
-        clusters = private_dir(data_home() / "clusters")
+        clusters = private_dir(writable_data_home() / "clusters")
         if mode is Mode.INSECURE:
             security = Security(None)
         else:
@@ -587,26 +589,66 @@ def connected_workers() -> Iterator[tuple[Path, dict[str, Any]]]:
             continue
 
 
-def find_security(address: str, secret_file: str | os.PathLike[str] | None = None) -> Security:
+def find_security(
+    address: str, secret_file: str | os.PathLike[str] | None = None, insecure: bool = False
+) -> Security:
     """The secret to reach the cluster at ``address``, without set-up where possible.
 
     In order: ``secret_file``; ``PARL_CLUSTER_SECRET``; the owner-only record of a cluster this
-    account started on this machine at that address (or on that port of loopback); else no
-    secret (which only an ``--insecure`` cluster accepts).
+    account started on this machine at that address (any loopback name of its port counts:
+    ``localhost``, ``127.0.0.1``, ``[::1]``). Finding none is an error, never a fallback to no
+    authentication: only ``insecure=True`` connects without a secret.
+
+    Raises:
+        AuthenticationError: No secret was found (the message says where it was looked for),
+            or the recorded cluster runs with ``--insecure`` and ``insecure`` was not asked.
+        ValueError: ``insecure`` together with ``secret_file``, or a bad secret file or value.
     """
+    if insecure:
+        if secret_file is not None:
+            raise ValueError("insecure=True and a secret file exclude each other; pick one")
+        return Security(None)
     if secret_file is not None:
         return Security(read_secret_file(secret_file))
     env = os.environ.get(SECRET_ENV)
     if env:
         return Security(check_secret(env, SECRET_ENV))
-    host, _, port = address.rpartition(":")
     for cluster in recorded_clusters():
-        same = cluster.address == address or (
-            is_loopback(host) and str(cluster.port) == port and cluster.is_running()
-        )
-        if same:
+        if _same_endpoint(cluster.address, address):
+            if cluster.security.secret is None:
+                raise AuthenticationError(
+                    f"the cluster at {address} (recorded in {cluster.data_dir}) runs without "
+                    "authentication (--insecure); connect to it only on purpose: "
+                    "parl.connect(..., insecure=True), or --insecure for xparl commands"
+                )
             return cluster.security
-    return Security(None)
+    raise AuthenticationError(
+        f"no cluster secret for {address}: looked for a secret file (secret_file= or "
+        f"--secret-file: not given), the environment variable {SECRET_ENV} (not set) and a "
+        f"cluster recorded at that address under {data_home() / 'clusters'} (none; "
+        "`xparl stop` removes a cluster's record). Copy the `secret` file from the folder "
+        "`xparl start` printed and pass secret_file=FILE (--secret-file FILE) or set "
+        f"{SECRET_ENV}; only for a cluster started with --insecure, pass insecure=True "
+        "(--insecure)."
+    )
+
+
+def endpoint_key(address: str) -> tuple[str, str]:
+    """``(host, port)`` of ``address``, with every loopback name (``localhost``, ``127.x.y.z``,
+    ``[::1]``) as the one host ``loopback``."""
+    host, _, port = address.rpartition(":")
+    host = host.strip("[]").lower()
+    return ("loopback" if is_loopback(host) else host, port)
+
+
+def _same_endpoint(recorded: str, asked: str) -> bool:
+    """Whether the cluster recorded at ``recorded`` is the one ``asked`` names: the same
+    address, or its port on a loopback name. (Records are kept per port; a wrong guess only
+    fails the CURVE handshake, it never lowers security.)"""
+    asked_host, asked_port = endpoint_key(asked)
+    if asked_host == "loopback":
+        return endpoint_key(recorded)[1] == asked_port
+    return endpoint_key(recorded) == (asked_host, asked_port)
 
 
 def query(

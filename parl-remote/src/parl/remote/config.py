@@ -26,6 +26,7 @@ Environment variable                      Default  Meaning
 
 from __future__ import annotations
 
+import errno
 import os
 import shlex
 import sys
@@ -33,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = [
+    "DataDirError",
     "Limits",
     "Timeouts",
     "data_home",
@@ -40,6 +42,7 @@ __all__ = [
     "parse_port_range",
     "private_dir",
     "python_command",
+    "writable_data_home",
 ]
 
 
@@ -137,12 +140,66 @@ def data_home() -> Path:
     return Path(os.environ.get("XPARL_HOME") or Path.home() / ".parl_data")
 
 
+class DataDirError(RuntimeError):
+    """A folder xparl keeps its data in cannot be created or written; the message says which,
+    why, and what to do."""
+
+
 def private_dir(path: Path) -> Path:
-    """Create ``path`` (and missing parents) readable by this account only; return it."""
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    if path.stat().st_mode & 0o077:
-        path.chmod(0o700)
+    """Create ``path`` (and missing parents) readable by this account only; return it.
+
+    Raises:
+        DataDirError: The folder cannot be made (a file is in the way, no permission, disk full).
+    """
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if path.stat().st_mode & 0o077:
+            path.chmod(0o700)
+    except OSError as exc:
+        raise DataDirError(_unusable(path, exc)) from None
     return path
+
+
+def writable_data_home() -> Path:
+    """The data directory, created owner-only and proven writable by writing (and syncing)
+    a small file, so a full disk or a read-only folder is one clear error at start rather
+    than a process that dies later.
+
+    Raises:
+        DataDirError: The data directory cannot be used; the message says why and where.
+    """
+    home = private_dir(data_home())
+    probe = home / f".write-check-{os.getpid()}"
+    try:
+        with open(probe, "wb") as handle:
+            handle.write(b"\0" * 4096)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except OSError as exc:
+        raise DataDirError(_unusable(home, exc)) from None
+    finally:
+        probe.unlink(missing_ok=True)
+    return home
+
+
+def _unusable(path: Path, exc: OSError) -> str:
+    """One line: which folder xparl cannot use, why, and what to do."""
+    home = data_home()
+    source = "XPARL_HOME" if os.environ.get("XPARL_HOME") else "the default; set XPARL_HOME"
+    where = f"xparl's data folder {home} ({source})"
+    if path != home:
+        where = f"{path} in {where}"
+    reasons = {
+        errno.ENOSPC: "the disk is full; free space there or point XPARL_HOME at another disk",
+        errno.EDQUOT: "the disk quota is used up; free space or point XPARL_HOME elsewhere",
+        errno.EEXIST: "a file is in the way; remove it or point XPARL_HOME at a folder",
+        errno.ENOTDIR: "a file is in the way; remove it or point XPARL_HOME at a folder",
+        errno.EACCES: "this account may not write there; point XPARL_HOME at a folder it owns",
+        errno.EPERM: "this account may not write there; point XPARL_HOME at a folder it owns",
+        errno.EROFS: "it is on a read-only file system; point XPARL_HOME at a writable folder",
+    }
+    reason = reasons.get(exc.errno or 0, f"{exc.strerror or exc}")
+    return f"cannot write {where}: {reason}"
 
 
 def default_host() -> str:
