@@ -164,10 +164,16 @@ class TestA2CContract(AlgorithmContract):
                 r"advantages must have shape \[3\]",
             ),
             BadInput(
-                "a zero learning rate",
-                lambda: agent.learn(obs, act, adv, adv, 0.0, -0.01),
+                "a negative learning rate",
+                lambda: agent.learn(obs, act, adv, adv, -1e-3, -0.01),
                 ValueError,
-                "learning_rate must be a positive number",
+                "learning_rate must be a number >= 0",
+            ),
+            BadInput(
+                "an infinite learning rate",
+                lambda: agent.learn(obs, act, adv, adv, float("inf"), -0.01),
+                ValueError,
+                "learning_rate must be finite",
             ),
             BadInput(
                 "an entropy coefficient that is not a number",
@@ -182,6 +188,22 @@ class TestA2CContract(AlgorithmContract):
                 r"could not take observations \[3, 7\]",
             ),
         )
+
+
+def test_a2c_learning_rate_zero_is_a_step_that_changes_nothing() -> None:
+    """PARL's A2C schedules decay to 0.0 and PARL sets the rate it is given (issue 20)."""
+    parl.set_seed(0)
+    agent = A2CAgent(A2C(DiscreteActorCritic(4, 4, hidden_sizes=(32,))))
+    obs, act = EYE[[0, 1, 2, 3]], np.array([0, 1, 2, 3])
+    adv = np.array([1.0, -1.0, 0.5, 2.0], np.float32)
+    before = agent.get_weights()
+    losses = agent.learn(obs, act, adv, adv, 0.0, -0.01)
+    assert all(np.isfinite(float(loss)) for loss in losses)
+    after = agent.get_weights()
+    assert all(np.array_equal(before[name], after[name]) for name in before)
+    agent.learn(obs, act, adv, adv, 1e-2, -0.01)
+    moved = agent.get_weights()
+    assert any(not np.array_equal(after[name], moved[name]) for name in after)
 
 
 @pytest.mark.parametrize(

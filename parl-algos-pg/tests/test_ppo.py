@@ -117,6 +117,33 @@ def test_discrete_losses_match_numpy(clipped_value):
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-6)
 
 
+@pytest.mark.parametrize("as_tensor", [False, True])
+def test_whole_number_float_actions_learn_as_ints(as_tensor):
+    """PARL's Atari PPO passes discrete actions from a float buffer (issue 20)."""
+    action = np.array([0, 1, 1, 0, 1])
+    floats = action.astype(np.float32).reshape(5, 1)
+    old_logp = np.full(5, -0.7, np.float32)
+    results = []
+    for given in (action, paddle.to_tensor(floats) if as_tensor else floats):
+        model = LinearDiscrete()
+        _set(model)
+        results.append(PPO(model).learn(OBS, given, OLD_VALUE, RETURNS, old_logp, ADV))
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("bad", [0.5, np.nan, np.inf])
+def test_fractional_float_actions_are_refused(bad):
+    model = LinearDiscrete()
+    action = np.array([0.0, 1.0, bad, 0.0, 1.0])
+    before = model.get_weights()
+    with pytest.raises(
+        ValueError, match=r"discrete actions must be whole numbers, got (0\.5|nan|inf)"
+    ):
+        PPO(model).learn(OBS, action, OLD_VALUE, RETURNS, np.zeros(5), ADV)
+    after = model.get_weights()
+    assert all(np.array_equal(before[name], after[name]) for name in before)  # nothing applied
+
+
 def test_continuous_losses_match_numpy():
     model = LinearGaussian()
     w = _set(model)

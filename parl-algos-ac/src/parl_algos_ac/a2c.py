@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Mapping
 from typing import Any
@@ -40,8 +41,13 @@ class A2CConfig(AlgorithmConfig):
 
 
 def _learning_rate(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not float(value) > 0:
-        raise ValueError(f"learning_rate must be a positive number, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not float(value) >= 0:
+        raise ValueError(
+            f"learning_rate must be a number >= 0, got {value!r} (0 makes the step change "
+            "nothing, as at the end of PARL's decaying schedules)"
+        )
+    if not math.isfinite(float(value)):
+        raise ValueError(f"learning_rate must be finite, got {value!r}")
     return float(value)
 
 
@@ -160,7 +166,8 @@ class A2C(parl.Algorithm):
             actions: the actions taken, integers ``[B]`` or ``[B, 1]``.
             advantages: ``[B]`` (e.g. GAE from ``parl.utils.compute_gae``).
             target_values: value targets ``[B]``.
-            learning_rate: Adam's learning rate from this step on, > 0.
+            learning_rate: Adam's learning rate from this step on, >= 0 (PARL sets the rate it
+                is given: at 0, where its decaying schedules end, the step changes nothing).
             entropy_coeff: weight of the summed entropy; negative maximises entropy.
 
         Returns:

@@ -13,6 +13,7 @@ from parl.core.batch import (
     as_batch_obs,
     as_batch_vector,
     check_action_range,
+    is_integer,
     to_tensor,
 )
 from parl.core.config import UNSET, AlgorithmConfig
@@ -65,6 +66,35 @@ class PPOConfig(AlgorithmConfig):
     """Gaussian policy over a Box action space instead of a categorical one."""
 
 
+def _whole_number_actions(
+    action: Any, batch: int, where: str, hint: str = "cast them, e.g. action.astype('int64')"
+) -> paddle.Tensor:
+    """Int64 ``[B]`` discrete actions, also from floats that hold whole numbers.
+
+    PARL's Atari PPO stores actions in a float buffer and PARL cast them; a fractional value
+    is a bug in the caller, so it is refused instead of being truncated.
+    """
+    shape = list(np.shape(action)) if not isinstance(action, paddle.Tensor) else action.shape
+    one_per_row = len(shape) == 1 or (len(shape) == 2 and shape[1] == 1)
+    if one_per_row and not is_integer(action) and _is_float(action):
+        values = action if isinstance(action, paddle.Tensor) else to_tensor(action, "float64")
+        fractional = paddle.logical_or(values != values.round(), ~paddle.isfinite(values))
+        if bool(fractional.any()):
+            bad = values.flatten()[paddle.nonzero(fractional.flatten()).flatten()[0]].item()
+            raise ValueError(
+                f"{where}: discrete actions must be whole numbers, got {bad!r} in a float "
+                f"batch; pass the sampled action indices (ints, or floats such as 3.0); {hint}"
+            )
+        action = values.astype("int64")
+    return as_batch_actions(action, batch, where, hint)
+
+
+def _is_float(value: Any) -> bool:
+    if isinstance(value, paddle.Tensor):
+        return value.is_floating_point()
+    return bool(np.issubdtype(np.asarray(value).dtype, np.floating))
+
+
 class _DiscreteActions:
     """A categorical policy: ``policy(obs)`` returns logits, actions are int64 indices."""
 
@@ -78,7 +108,7 @@ class _DiscreteActions:
         return Categorical(out)
 
     # learn() converts actions with this, adding the hint to a wrong-dtype error.
-    convert = staticmethod(as_batch_actions)
+    convert = staticmethod(_whole_number_actions)
     hint = (
         "this PPO has continuous_action=False; build it with continuous_action=True for a Box "
         "action space, or cast discrete actions with .astype('int64')"
@@ -395,7 +425,8 @@ class PPO(parl.Algorithm):
 
         Args:
             batch_obs: observations ``[B, ...]``.
-            batch_action: the actions taken: ints ``[B]`` or float ``[B, act_dim]``.
+            batch_action: the actions taken: ints ``[B]`` (floats holding whole numbers are
+                accepted, as PARL's Atari PPO passes them) or float ``[B, act_dim]``.
             batch_value: the values predicted when acting ``[B]``.
             batch_return: value targets ``[B]`` (advantages + values).
             batch_logprob: log-probabilities of the actions when acting ``[B]``.
@@ -408,7 +439,8 @@ class PPO(parl.Algorithm):
             entropy, a bonus).
 
         Raises:
-            ValueError: a shape disagrees with the batch or the model's outputs.
+            ValueError: a shape disagrees with the batch or the model's outputs, or a discrete
+                action is fractional.
             TypeError: discrete actions given to a continuous PPO, or the reverse.
         """
         where = "PPO.learn"
