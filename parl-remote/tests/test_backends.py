@@ -7,6 +7,7 @@ program gets on either backend by changing the connect call.
 
 from __future__ import annotations
 
+import importlib
 import os
 import signal
 import subprocess
@@ -28,6 +29,7 @@ from parl.remote import (
     RemoteTraceback,
 )
 
+import numpy as np
 import pytest
 
 from .conftest import gone, wait_for
@@ -192,6 +194,53 @@ def test_future_mode(address: str) -> None:
     assert [f.get(timeout=30) for f in futures] == [0.01] * 5
 
 
+@parl.remote_class(wait=False)
+class Shadowing:
+    """PARL 2.x's future-mode get/set-attribute actor: attributes named like methods."""
+
+    def __init__(self, arg1: object, arg2: object, arg3: object, arg4: object) -> None:
+        time.sleep(0.5)  # the reads below come while the constructor still runs
+        self.arg1 = arg1
+        self.arg2 = arg2
+        self.arg3 = arg3
+        self.GLOBAL_CLIENT = arg4
+
+    def arg1(self, x: int, y: int) -> int:  # type: ignore[no-redef]
+        return x + y
+
+    def arg5(self) -> int:
+        return 100
+
+    def set_new_attr(self) -> None:
+        self.new_attr_1 = 200
+
+
+def test_future_mode_reads_attributes_after_the_constructor(address: str) -> None:
+    rng = np.random.default_rng(0)
+    arg1, arg2, arg3 = int(rng.integers(100)), float(rng.normal()), rng.normal(size=(3, 3))
+    actor = Shadowing(arg1, arg2, arg3, 100)  # returns at once
+    assert actor.arg1 == arg1  # set by __init__: the attribute, not the method
+    assert actor.arg2 == arg2
+    assert (actor.arg3 == arg3).all()
+    assert actor.GLOBAL_CLIENT == 100
+    assert actor.arg5().get(timeout=30) == 100
+    actor.set_new_attr().get(timeout=30)
+    assert actor.new_attr_1 == 200
+
+
+def test_future_mode_sets_attributes_right_after_the_constructor(address: str) -> None:
+    arg3 = np.arange(9.0).reshape(3, 3)
+    actor = Shadowing(0, 0.0, None, 0)
+    actor.arg1 = 3
+    actor.arg2 = 3.5
+    actor.arg3 = arg3
+    actor.GLOBAL_CLIENT = 100
+    assert actor.arg1 == 3
+    assert actor.arg2 == 3.5
+    assert (actor.arg3 == arg3).all()
+    assert actor.GLOBAL_CLIENT == 100
+
+
 def test_future_mode_creation_failure_surfaces_on_the_next_call(address: str) -> None:
     @parl.remote_class(wait=False)
     class BrokenLater:
@@ -246,6 +295,39 @@ def test_local_modules_reach_the_actors(address: str, tmp_path: Path) -> None:
     parl.remote.disconnect()
     parl.connect(address, distributed_files=[str(helper)])
     assert Counter().import_answer() == 42
+
+
+MARKED_MODULE = """
+import os
+
+import parl
+
+# Top-level code: it must run in the actor's process, as in a plain import there.
+IMPORTED_IN = os.getpid()
+os.environ.setdefault("PARL_TEST_MODULE_MARK", f"set by the import in {IMPORTED_IN}")
+
+
+@parl.remote_class
+class Marked:
+    def marks(self):
+        return IMPORTED_IN, os.getpid(), os.environ.get("PARL_TEST_MODULE_MARK")
+"""
+
+
+def test_a_shipped_module_is_imported_in_the_actor(
+    address: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = "parl_marked_" + "".join(c for c in tmp_path.name if c.isalnum())
+    module_file = tmp_path / f"{name}.py"
+    module_file.write_text(MARKED_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PARL_TEST_MODULE_MARK", "the client's")  # the import here keeps it
+    module = importlib.import_module(name)
+    parl.remote.disconnect()
+    parl.connect(address, distributed_files=[str(module_file)])
+    imported_in, actor_pid, mark = module.Marked().marks()
+    assert imported_in == actor_pid != os.getpid()
+    assert mark == f"set by the import in {actor_pid}"
 
 
 def test_n_gpu_reserves_ray_gpus(on_ray: str) -> None:

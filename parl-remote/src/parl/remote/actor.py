@@ -91,6 +91,7 @@ class _RemoteMethod:
         if actor is None:
             return self
         ref: ActorRef = actor.__dict__["_xparl_ref"]
+        ref.wait_created()  # future mode: which names __init__ shadowed is known only then
         if self.name in ref.shadowed:
             return actor._xparl_backend.get_attribute(ref, self.name)
         return types.MethodType(self._call if self.wait else self._submit, actor)
@@ -144,7 +145,9 @@ class RemoteActor:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") or name.startswith(_RESERVED_PREFIX):
             raise AttributeError(name)
-        return self._xparl_backend.get_attribute(self.__dict__["_xparl_ref"], name)
+        ref = self.__dict__["_xparl_ref"]
+        ref.wait_created()
+        return self._xparl_backend.get_attribute(ref, name)
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name.startswith(_RESERVED_PREFIX):

@@ -59,6 +59,7 @@ __all__ = [
     "disconnect",
     "disconnect_xparl",
     "get_client",
+    "get_global_client",
 ]
 
 logger = logging.getLogger("parl.remote.client")
@@ -945,6 +946,16 @@ def get_client() -> Client:
                 "another thread called parl.remote.disconnect(); call parl.connect(...) again"
             )
         return _client
+
+
+def get_global_client() -> Client:
+    """PARL 2.x's name for :func:`get_client`: this process's xparl client (a forked child
+    gets its own, connected to the same cluster).
+
+    Raises:
+        ConnectError: ``parl.connect`` was not called (PARL 2.x asserted instead).
+    """
+    return get_client()
 
 
 atexit.register(disconnect)

@@ -35,7 +35,7 @@ from parl.remote.files import unpack_files, write_files
 from parl.remote.memory import MemoryLimit
 from parl.remote.processes import end_own_group
 from parl.remote.security import Mode, Security
-from parl.remote.serialization import dumps, loads
+from parl.remote.serialization import dumps, load_class, loads
 
 import cloudpickle
 import zmq
@@ -336,7 +336,7 @@ class Job:
         print(f"[xparl] job {self.job_id} hosts an actor of class {name}", flush=True)
         try:
             write_files(files, Path.cwd())
-            cls = loads([frames[6]], f"the class {name}")
+            cls = load_class([frames[6]], f"the class {name}", Path.cwd())
             args, kwargs = _arguments(frames[7:], f"the arguments of {name}()")
         except (OSError, DeserializeError) as exc:
             self._fail_init(identity, seq, error_frames("deserialize", exc))

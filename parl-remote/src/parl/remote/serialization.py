@@ -6,23 +6,45 @@ into one big pickle; on receipt the arrays are rebuilt on top of the received fr
 no copy). Code objects travel with :mod:`marshal`, which keeps their file names: cloudpickle
 3.1.3 names every code object it pickles "<dynamic-code>", and a remote traceback then lost
 the source lines of an actor's methods.
+
+An actor's class travels by reference where the actor's process can import its module (one of
+the files the client shipped, or an installed package): the process imports the module, so its
+top-level code runs there as in any import (``import ale_py``, ``gym.register(...)``, module
+constants), and takes the class from it. A class of ``__main__`` or of a module the process
+cannot import travels by value. The process imports only from the files its own client shipped
+or from installed packages, never from another folder that happens to be on its ``sys.path``.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
+import importlib.util
 import io
 import marshal
+import os
 import pickle
+import sys
+import sysconfig
 import types
 from collections import ChainMap
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
 from parl.remote.exceptions import DeserializeError, SerializeError
 
 import cloudpickle
 
-__all__ = ["OUT_OF_BAND_MIN_BYTES", "dumps", "loads"]
+__all__ = [
+    "OUT_OF_BAND_MIN_BYTES",
+    "ClassReference",
+    "dumps",
+    "load_class",
+    "loads",
+    "pickle_class",
+]
 
 OUT_OF_BAND_MIN_BYTES = 8192
 
@@ -85,3 +107,145 @@ def loads(frames: Sequence[Any], what: str = "object") -> Any:
             "ship it with parl.connect(..., distributed_files=[...]) or install it on every "
             "machine of the cluster."
         ) from exc
+
+
+@dataclass(frozen=True)
+class ClassReference:
+    """An actor class that the actor's process imports itself: ``qualname`` in ``module``."""
+
+    module: str
+    qualname: str
+
+
+def pickle_class(cls: type, shipped: Collection[str]) -> list[Any]:
+    """Frames of an actor class for the actor's process (read back with :func:`load_class`).
+
+    By reference where the process can import the class's module (see the module doc): it is
+    one of the ``shipped`` files (paths relative to the actor's folder) or an installed
+    package, and the class is reachable there by its qualified name. By value otherwise: a
+    class of ``__main__``, of a module neither shipped nor installed, or defined in a function.
+    """
+    module = sys.modules.get(cls.__module__)
+    if module is None or _importable_remotely(module, shipped):
+        if module is not None and _reachable(module, cls):
+            return dumps(ClassReference(cls.__module__, cls.__qualname__), "a class reference")
+        return dumps(cls, f"the class {cls.__qualname__}")  # a local class: by value
+    # What the class refers to in a module the actor's process cannot import goes by value too.
+    cloudpickle.register_pickle_by_value(module)
+    try:
+        return dumps(cls, f"the class {cls.__qualname__}")
+    finally:
+        cloudpickle.unregister_pickle_by_value(module)
+
+
+def load_class(frames: Sequence[Any], what: str, shipped_folder: Path | None) -> type:
+    """The actor class from :func:`pickle_class`'s frames, importing its module if it came by
+    reference.
+
+    Args:
+        frames: The class's frames.
+        what: Words naming the class in an error message.
+        shipped_folder: The folder holding the files this actor's client shipped (None: none).
+
+    Raises:
+        DeserializeError: The frames hold no class; or the module is neither among the shipped
+            files nor installed here, or its import failed (the message says why).
+    """
+    loaded = loads(frames, what)
+    if isinstance(loaded, ClassReference):
+        return _import_class(loaded, shipped_folder)
+    if not isinstance(loaded, type):
+        raise DeserializeError(f"{what}: expected a class, got {type(loaded).__name__}")
+    return loaded
+
+
+def _reachable(module: types.ModuleType, cls: type) -> bool:
+    """True when ``module``'s ``cls.__qualname__`` is ``cls`` or its remote proxy."""
+    found: Any = module
+    for part in cls.__qualname__.split("."):
+        found = getattr(found, part, None)
+    return found is cls or getattr(found, "_original", None) is cls
+
+
+def _importable_remotely(module: types.ModuleType, shipped: Collection[str]) -> bool:
+    """True when an actor's process can import ``module`` itself (shipped, or installed)."""
+    file = getattr(module, "__file__", None)
+    if module.__name__ == "__main__" or file is None:
+        return False
+    relative = module.__name__.replace(".", "/")
+    if f"{relative}.py" in shipped or f"{relative}/__init__.py" in shipped:
+        return True
+    return _installed(file)
+
+
+def _import_class(reference: ClassReference, shipped_folder: Path | None) -> type:
+    """Import ``reference.module`` (from the shipped files or an installed package only) and
+    take the class; a proxy found there (the module was imported before ``XPARL=True`` was
+    set) gives its original class."""
+    where = f"the module {reference.module!r} of the class {reference.qualname}"
+    _check_origin(reference.module, where, shipped_folder)
+    try:
+        found: Any = importlib.import_module(reference.module)
+    except BaseException as exc:
+        raise DeserializeError(f"importing {where} failed: {type(exc).__name__}: {exc}") from exc
+    for part in reference.qualname.split("."):
+        found = getattr(found, part, None)
+    found = getattr(found, "_original", found)
+    if not isinstance(found, type):
+        raise DeserializeError(
+            f"{where} has no class {reference.qualname} here: the job's copy of the module "
+            "differs from the client's; ship the same file or install the same version"
+        )
+    return found
+
+
+def _check_origin(name: str, where: str, shipped_folder: Path | None) -> None:
+    """Refuse to import ``name`` unless its top-level package lies in ``shipped_folder`` or
+    among the installed packages (found without importing anything)."""
+    top = name.partition(".")[0]
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError) as exc:
+        spec, cause = None, f" ({exc})"
+    else:
+        cause = ""
+    if spec is None:
+        raise DeserializeError(
+            f"cannot import {where} here{cause}: ship it with parl.connect(..., "
+            "distributed_files=[...]) or install it on every machine of the cluster"
+        )
+    if spec.origin in ("built-in", "frozen"):
+        return
+    places = [spec.origin] if spec.origin else list(spec.submodule_search_locations or [])
+    roots = [*_installed_roots(), *([shipped_folder.resolve()] if shipped_folder else [])]
+    outside = [p for p in places if not _inside(p, roots)]
+    if outside or not places:
+        raise DeserializeError(
+            f"refusing to import {where} from {outside or places}: an actor imports modules "
+            "only from the files its client shipped or from installed packages; ship the "
+            "module with parl.connect(..., distributed_files=[...]) or install it"
+        )
+
+
+def _installed(file: str) -> bool:
+    return _inside(file, _installed_roots())
+
+
+def _inside(path: str, roots: Sequence[Path]) -> bool:
+    resolved = Path(path).resolve()
+    return any(resolved.is_relative_to(root) for root in roots)
+
+
+@functools.cache
+def _installed_roots() -> tuple[Path, ...]:
+    """Where installed modules live: the standard library, site-packages, and the folders that
+    site-packages' ``.pth`` files add (editable installs)."""
+    paths = sysconfig.get_paths()
+    roots = {paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")}
+    for site_dir in {paths["purelib"], paths["platlib"]}:
+        for pth in sorted(Path(site_dir).glob("*.pth")):
+            for line in pth.read_text(errors="replace").splitlines():
+                line = line.strip()
+                if line and not line.startswith(("#", "import ", "import\t")):
+                    roots.add(os.path.join(site_dir, line))
+    return tuple(Path(root).resolve() for root in roots if os.path.isdir(root))

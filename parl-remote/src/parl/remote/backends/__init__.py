@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import abc
 import concurrent.futures
-import os
-import sys
-import sysconfig
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any
+
+from parl.remote.serialization import load_class, pickle_class
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -27,6 +26,7 @@ __all__ = [
     "Backend",
     "available_backends",
     "load_backend",
+    "load_class",
     "pickle_class",
     "shadowing_attributes",
     "split_address",
@@ -77,6 +77,13 @@ class ActorRef:
     def describe(self) -> str:
         """A few words naming the actor in messages (its class and where it runs)."""
         return "actor"
+
+    def wait_created(self) -> None:
+        """Return once creating a ``wait=False`` actor has ended, created or failed (a failure
+        is raised by the next call), so that ``shadowed`` is complete; the proxy calls it
+        before every attribute read. Bounded as creating a ``wait=True`` actor is (by the
+        resource timeout while no CPU/GPU is vacant); past that raise
+        :class:`~parl.remote.ResourceError`. Returns at once for a created actor."""
 
 
 class Backend(abc.ABC):
@@ -192,41 +199,6 @@ def split_address(address: str | None) -> tuple[str, str | None]:
     if scheme == "ray":
         return "ray", address
     return scheme, rest or None
-
-
-def _importable_remotely(module: Any, shipped: set[str]) -> bool:
-    """True when an actor's process can import ``module`` itself (installed, or shipped)."""
-    if module.__name__ == "__main__":
-        return False
-    file = getattr(module, "__file__", None)
-    if file is None:
-        return True
-    path = os.path.abspath(file)
-    paths = sysconfig.get_paths()
-    installed_roots = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
-    if any(path.startswith(os.path.abspath(root) + os.sep) for root in installed_roots):
-        return True
-    relative = module.__name__.replace(".", "/")
-    return f"{relative}.py" in shipped or f"{relative}/__init__.py" in shipped
-
-
-def pickle_class(cls: type, shipped: set[str]) -> list[Any]:
-    """Frames of ``cls`` for an actor's process: by reference where its module is importable
-    there (installed or among the ``shipped`` files), else by value (a script's or a test's
-    class)."""
-    from parl.remote.serialization import dumps
-
-    import cloudpickle
-
-    module = sys.modules.get(cls.__module__)
-    by_value = module is not None and not _importable_remotely(module, shipped)
-    if by_value:
-        cloudpickle.register_pickle_by_value(module)
-    try:
-        return dumps(cls, f"the class {cls.__qualname__}")
-    finally:
-        if by_value:
-            cloudpickle.unregister_pickle_by_value(module)
 
 
 def shadowing_attributes(instance: Any) -> list[str]:

@@ -37,6 +37,7 @@ from parl.remote.backends import (
     ActorRef,
     ActorSpec,
     Backend,
+    load_class,
     pickle_class,
     shadowing_attributes,
 )
@@ -111,13 +112,14 @@ class _Host:
         self.init_error: BaseException | None = None
         limit = MemoryLimit(max_memory, f"(Ray) {token[:12]}") if max_memory else None
         try:
+            folder = None
             if files:
                 folder = Path(tempfile.mkdtemp(prefix="parl-actor-"))
                 atexit.register(shutil.rmtree, folder, ignore_errors=True)
                 write_files(files.items(), folder)
                 os.chdir(folder)
                 sys.path.insert(0, str(folder))
-            cls = loads(class_frames, "the actor's class")
+            cls = load_class(class_frames, "the actor's class", folder)
             args, kwargs = loads(arg_frames, "the actor's arguments")
             self.instance = cls(*args, **kwargs)
         except Exception as exc:  # reported by ready(), where the caller waits for it
@@ -191,6 +193,14 @@ def _forwarder(name: str) -> Any:
     return forward
 
 
+def _not_started(spec: ActorSpec, timeout: float) -> ResourceError:
+    gpus = f" and {spec.n_gpu} GPU(s)" if spec.n_gpu else ""
+    return ResourceError(
+        f"{spec.name}() did not start within {timeout:g} s: Ray found no vacant CPU{gpus} for "
+        "it (see ray status), or its __init__ ran that long (XPARL_RESOURCE_TIMEOUT)"
+    )
+
+
 class RayActorRef(ActorRef):
     """One Ray actor: its handle and the key under which it records why it died."""
 
@@ -202,6 +212,19 @@ class RayActorRef(ActorRef):
         self.forwarded = forwarded
         self.released = False
         self.methods: dict[str, Any] = {}  # Ray builds a method object per lookup: keep one
+        self.pending: tuple[Any, Any, float] | None = None  # wait=False: (ray, ready, bound)
+
+    def wait_created(self) -> None:
+        pending = self.pending
+        if pending is None:
+            return
+        ray, ready, bound = pending
+        done, _ = ray.wait([ready], timeout=bound)
+        if not done:
+            raise _not_started(self.spec, bound)
+        with contextlib.suppress(Exception):  # a failed creation is raised by the next call
+            self.shadowed.update(ray.get(ready))
+        self.pending = None
 
     def remote_call(self, name: str, *args: Any, **kwargs: Any) -> Any:
         """Submit ``name(*args, **kwargs)``: through its own Ray method where the host has one."""
@@ -348,21 +371,15 @@ class RayBackend(Backend):
         with self.lock:
             self.refs.add(ref)
         ready = handle.ready.remote()
-        if not spec.wait:
-            ready.future().add_done_callback(
-                lambda done: ref.shadowed.update(done.result()) if not done.exception() else None
-            )
-            return ref
         timeout = self.timeouts.resource_timeout + (spec.call_timeout or 0)
+        if not spec.wait:
+            ref.pending = (self.ray, ready, timeout)
+            return ref
         try:
             ref.shadowed.update(self._resolve(ref, ready, f"{spec.name}()", timeout))
         except CallTimeoutError:
             self.release(ref)
-            raise ResourceError(
-                f"{spec.name}() did not start within {timeout:g} s: Ray found no vacant "
-                f"CPU{' and ' + str(spec.n_gpu) + ' GPU(s)' if spec.n_gpu else ''} for it (see "
-                "ray status), or its __init__ ran that long (XPARL_RESOURCE_TIMEOUT)"
-            ) from None
+            raise _not_started(spec, timeout) from None
         except BaseException:
             self.release(ref)
             raise

@@ -58,6 +58,12 @@ class XparlActorRef(ActorRef):
             return self.channel.describe()
         return f"actor {self.spec.name} (being created)"
 
+    def wait_created(self) -> None:
+        # Bounded by creation itself: the resource timeout for a job, then the constructor's
+        # call timeout (or as long as its job is alive), as for a wait=True actor.
+        if self.created is not None:
+            concurrent.futures.wait([self.created])
+
     def wait_channel(self) -> ActorChannel:
         """The channel, once the actor exists (raises what creating it raised)."""
         if self.channel is None:
