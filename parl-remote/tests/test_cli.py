@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import signal
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
 
 import parl
 import parl.remote
 from parl.remote.cluster import recorded_clusters
+from parl.remote.config import DataDirError, writable_data_home
 
 import psutil
+import pytest
 
 from .conftest import free_port, gone, wait_for
 
@@ -121,3 +128,64 @@ def test_xparl_start_again_after_a_master_crash_keeps_the_workers() -> None:
     finally:
         xparl("stop", "--port", str(port))
     wait_for(lambda: gone(pids), 10, "the cluster to stop")
+
+
+@contextlib.contextmanager
+def _small_file_system(options: str) -> Iterator[Path | None]:
+    """A tiny tmpfs mounted for the test (None where this account may not mount)."""
+    folder = Path(tempfile.mkdtemp(prefix="xparl-fs-"))
+    try:
+        mount = ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(folder)]
+        mounted = subprocess.run(mount, capture_output=True).returncode == 0
+        yield folder if mounted else None
+        if mounted:
+            subprocess.run(["umount", str(folder)], check=True)
+    finally:
+        folder.rmdir()
+
+
+def _one_clear_line(result: subprocess.CompletedProcess[str], *words: str) -> None:
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode != 0 and len(lines) == 1, result.stderr
+    assert "Traceback" not in result.stderr and all(w in lines[0] for w in words), lines
+
+
+def _start_and_connect(home: Path, monkeypatch: pytest.MonkeyPatch, *words: str) -> None:
+    monkeypatch.setenv("XPARL_HOME", str(home))
+    port = free_port()
+    _one_clear_line(xparl("start", "--port", str(port), check=False), str(home), *words)
+    join = xparl("connect", "--address", f"127.0.0.1:{port}", "--cpu_num", "1", check=False)
+    _one_clear_line(join, str(home), *words)
+    with pytest.raises(DataDirError, match=words[-1]):
+        parl.remote.connect()
+
+
+def test_an_unusable_data_folder_is_one_clear_line(tmp_path, monkeypatch) -> None:
+    in_the_way = tmp_path / "a-file"
+    in_the_way.write_text("not a folder")
+    _start_and_connect(in_the_way, monkeypatch, "XPARL_HOME", "a file is in the way")
+    with _small_file_system("ro,size=64k") as read_only:
+        if read_only is None:  # not root: a folder this account may not write
+            locked = tmp_path / "locked"
+            locked.mkdir(mode=0o500)
+            _start_and_connect(locked / "xparl", monkeypatch, "XPARL_HOME", "may not write")
+        else:
+            _start_and_connect(read_only / "xparl", monkeypatch, "XPARL_HOME", "read-only")
+
+
+def test_a_full_disk_is_one_clear_line(monkeypatch) -> None:
+    with _small_file_system("size=64k") as disk:
+        if disk is None:
+            # Not root: the write fails at the OS boundary as on a full disk.
+            def full(fd: int) -> None:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+            monkeypatch.setattr(os, "fsync", full)
+            with pytest.raises(DataDirError, match="the disk is full"):
+                writable_data_home()
+            return
+        with contextlib.suppress(OSError), open(disk / "filler", "wb") as filler:
+            while True:
+                filler.write(b"\0" * 4096)
+                filler.flush()
+        _start_and_connect(disk / "xparl", monkeypatch, "XPARL_HOME", "the disk is full")
