@@ -324,6 +324,8 @@ class Client:
         """Send a control request to the master and wait for its answer (bounded).
 
         A master that restarts meanwhile gets the request again once this client said hello.
+        A request this client stops waiting for (timeout, lost master, an error, an interrupt)
+        is cancelled, so the master takes back what it may grant it later.
         """
         self.check_master()
         sock = self._master_socket()
@@ -331,6 +333,21 @@ class Client:
         body = {**payload, "client_id": self.client_id, "request_id": request_id}
         message = [tag, P.encode(body)]
         sock.send_multipart(message)
+        try:
+            answer, reply = self._await_reply(sock, message, request_id, timeout)
+        except BaseException:
+            self.notify(P.CANCEL_REQUEST, {"request_id": request_id})
+            raise
+        if answer == P.ERROR:
+            if reply.get("kind") in ("resource", "busy"):
+                raise ResourceError(reply.get("message"))
+            raise RemoteError(f"the master refused the request: {reply.get('message')}")
+        return reply
+
+    def _await_reply(
+        self, sock: zmq.Socket, message: list[bytes], request_id: str, timeout: float
+    ) -> tuple[bytes, dict[str, Any]]:
+        """The tag and payload of the master's answer to ``request_id``."""
         epoch = self.epoch
         deadline = time.monotonic() + timeout
         while True:
@@ -343,14 +360,10 @@ class Client:
                 except P.BadMessage:
                     continue
                 if reply.get("request_id") != request_id:
-                    continue
-                if frames[0] == P.ERROR:
-                    if reply.get("kind") == "unknown_client":
-                        continue  # the heartbeat thread says hello; then this is sent again
-                    if reply.get("kind") == "resource":
-                        raise ResourceError(reply.get("message"))
-                    raise RemoteError(f"the master refused the request: {reply.get('message')}")
-                return reply
+                    continue  # the answer to a request given up on (and cancelled)
+                if frames[0] == P.ERROR and reply.get("kind") == "unknown_client":
+                    continue  # the heartbeat thread says hello; then this is sent again
+                return frames[0], reply
             if self.epoch != epoch:
                 epoch = self.epoch
                 sock.send_multipart(message)

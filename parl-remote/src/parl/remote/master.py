@@ -1,11 +1,20 @@
-"""The xparl master: registers workers and clients, schedules actors onto warm jobs, and reports
-status. It never proxies a call: clients talk to their jobs directly.
+"""The xparl master: registers workers and clients, grants them warm jobs for actors, and
+reports status. It never proxies a call: clients talk to their jobs directly.
 
-The master keeps books, not actors: every worker heartbeat carries the worker's whole state
-(warm jobs, jobs hosting actors), and the master rebuilds its view from it. So a stalled
-master, a lost message or a restarted master costs no actor: workers register again with what
-they run, clients say hello again, and scheduling goes on. A silent worker is only left out of
-scheduling; its actors are judged by their own clients, which talk to them directly.
+The master keeps books, not actors. A worker registers with its whole state (warm jobs, jobs
+hosting actors) and then reports each change as a numbered delta; its heartbeat carries only
+the number of its latest change, and a master that missed one asks for the whole state again.
+So a stalled master, a lost message or a restarted master costs no actor: workers register
+again with what they run, clients say hello again, and scheduling goes on. A silent worker is
+only left out of scheduling; its actors are judged by their own clients, which talk to them
+directly.
+
+Per message the work does not grow with the cluster: a grant takes the most vacant worker from
+a heap (:mod:`parl.remote.scheduler`), waiting requests sit in bounded queues
+(:mod:`parl.remote.pending`), silence is found by walking peers in the order they were last
+heard from, and a status answer lists at most ``limit`` entries of each kind. The master
+measures how old the heartbeats it reads are (its lag), logs when it falls behind, and shows it
+in the status, so it never acts on stale state in silence.
 
 Run as ``python -m parl.remote.master --port P`` with the cluster secret on stdin;
 ``xparl start`` and ``parl.connect()`` do that.
@@ -28,7 +37,9 @@ from typing import Any, ClassVar
 from parl.core.files import write_atomic
 from parl.remote import protocol as P
 from parl.remote.config import Timeouts, default_host
+from parl.remote.pending import PendingRequests, Request
 from parl.remote.processes import process_exists
+from parl.remote.scheduler import Allocation, Capacity, Scheduler, gpu_sort_key
 from parl.remote.security import Mode, Security
 
 import zmq
@@ -37,10 +48,22 @@ logger = logging.getLogger("parl.remote.master")
 
 _MAX_GONE = 100_000  # ids of exited jobs remembered, so a late report cannot revive one
 _MAX_JOBS = 4096  # jobs one worker may report
+MAX_WORKERS = 20_000  # workers registered at once
+MAX_CLIENTS = 10_000  # clients connected at once
+MAX_PENDING_PER_CLIENT = 1024  # actor requests one client may have waiting
+CLAIM_TIMEOUT_S = 60.0  # a grant not claimed within this is taken back (its client gave up)
+STATUS_LIMIT = 1000  # entries of each list in a status answer, unless asked for fewer or more
+MAX_STATUS_LIMIT = 20_000
+_MAX_SCRIPT_CHARS = 512  # of a client's script path kept (its end): a hello's memory is bounded
+_LAG_WINDOW_S = 5.0  # the lag shown is the largest over the last one or two windows
+_EMPTY_ACK = P.encode({})
+_RESYNC_ACK = P.encode({"resync": True})
 
 
 @dataclass
 class _Worker:
+    """What the master knows of a worker's connection; its capacity is in the scheduler."""
+
     worker_id: str
     token: str
     identity: bytes
@@ -48,18 +71,18 @@ class _Worker:
     host: str
     pid: int
     address: str
-    cpu_total: int
-    gpus: list[str]
     log_dir: str
-    ready: dict[str, dict[str, Any]] = field(default_factory=dict)
     last_seen: float = field(default_factory=time.monotonic)
     # When a client last could not reach one of its jobs: no grants until the worker has
     # reported for a while after that (a report queued before its death must not count).
     held_since: float | None = None
     lost_logged: bool = False
-    seq: int = -1  # of the newest state applied: an older one arriving late is ignored
+    change: int = -1  # the number of the newest change of its state applied
+    resync_asked: float = 0.0
     bad_messages: int = 0
     refused: int = 0
+    machine: dict[str, Any] | None = None  # memory, load and CPU count of its host
+    min_delay: float = float("inf")  # the shortest heartbeat delay seen: its clock offset
 
 
 @dataclass
@@ -72,28 +95,33 @@ class _Client:
     actors: int = 0
     last_seen: float = field(default_factory=time.monotonic)
     connected_at: float = field(default_factory=time.time)
+    lost_logged: bool = False
 
 
-@dataclass
-class _Allocation:
-    job_id: str
-    worker_id: str
-    client_id: str
-    cpus: int
-    gpus: list[str]
-    address: str
-    pid: int | None
-    claimed: bool = False
-    since: float = field(default_factory=time.time)
+class _Lag:
+    """How old the heartbeats the master reads are, over the last one or two windows."""
 
+    def __init__(self) -> None:
+        self.current = 0.0
+        self.previous = 0.0
+        self.window_start = time.monotonic()
+        self.behind = False
 
-@dataclass
-class _Pending:
-    identity: bytes
-    client_id: str
-    request_id: str
-    n_gpu: int
-    deadline: float
+    def sample(self, worker: _Worker, sent: float) -> None:
+        delay = time.time() - sent
+        if delay < worker.min_delay:
+            worker.min_delay = delay  # this worker's clock offset plus the transport's latency
+        lag = delay - worker.min_delay
+        if lag > self.current:
+            self.current = lag
+
+    def roll(self, now: float) -> None:
+        if now - self.window_start >= _LAG_WINDOW_S:
+            self.previous, self.current, self.window_start = self.current, 0.0, now
+
+    @property
+    def seconds(self) -> float:
+        return max(self.current, self.previous)
 
 
 class Master:
@@ -130,17 +158,33 @@ class Master:
         self.address = f"{advertise_host or host}:{self.port}"
         self.workers: dict[str, _Worker] = {}
         self.clients: dict[str, _Client] = {}
-        self.allocations: dict[str, _Allocation] = {}
+        # Peers in the order they were last heard from: silence is found at the front.
+        self.worker_silence: OrderedDict[str, None] = OrderedDict()
+        self.client_silence: OrderedDict[str, None] = OrderedDict()
+        self.scheduler = Scheduler()
+        self.pending = PendingRequests(MAX_PENDING_PER_CLIENT)
+        self.unclaimed: OrderedDict[str, None] = OrderedDict()  # granted jobs, oldest first
+        self.grants: dict[tuple[str, str], str] = {}  # (client, request) -> unclaimed job
         self.gone: OrderedDict[str, None] = OrderedDict()
-        self.pending: list[_Pending] = []
+        self.lag = _Lag()
         self.started_at = time.time()
         self.running = True
         self.bad_messages = 0
+        self.internal_errors = 0
         self.refused_requests = 0
         self.owner_pid: int | None = None
         self.last_housekeeping = time.monotonic()
+        self.last_silence_check = 0.0
         self.fresh_s = max(3 * timeouts.heartbeat_interval, 1.5)
         self.forget_s = max(60.0, 10 * timeouts.heartbeat_timeout)
+
+    @property
+    def allocations(self) -> dict[str, Allocation]:
+        return self.scheduler.allocations
+
+    @property
+    def mode(self) -> Mode:
+        return self.security.mode
 
     # ------------------------------------------------------------------ main loop
     def serve(self) -> None:
@@ -183,17 +227,23 @@ class Master:
                 )
             if identity:
                 self._send(identity, P.ERROR, {"kind": "bad_message", "message": str(exc)[:500]})
+        except Exception:  # one message never ends the master: count it, log it, go on
+            self.internal_errors += 1
+            if self.internal_errors <= 20 or self.internal_errors % 1000 == 0:
+                logger.exception("a message failed (%d so far)", self.internal_errors)
 
-    def _send(self, identity: bytes, tag: bytes, payload: dict[str, Any]) -> None:
+    def _send(self, identity: bytes, tag: bytes, payload: dict[str, Any] | bytes) -> None:
+        body = payload if isinstance(payload, bytes) else P.encode(payload)
         try:
-            self.socket.send_multipart([identity, tag, P.encode(payload)], zmq.NOBLOCK)
+            self.socket.send_multipart([identity, tag, body], zmq.NOBLOCK)
         except zmq.ZMQError as exc:
             logger.warning("could not send %r: %s", tag, exc)
 
-    def _refuse(self, identity: bytes, kind: str, message: str) -> None:
+    def _refuse(self, identity: bytes, kind: str, message: str, **extra: Any) -> None:
         self.refused_requests += 1
-        logger.warning("refused a request: %s", message)
-        self._send(identity, P.ERROR, {"kind": kind, "message": message})
+        if self.refused_requests <= 20 or self.refused_requests % 1000 == 0:
+            logger.warning("refused a request (%d so far): %s", self.refused_requests, message)
+        self._send(identity, P.ERROR, {"kind": kind, "message": message, **extra})
 
     def _version_error(self, info: dict[str, Any]) -> str | None:
         mine = P.identity()
@@ -223,37 +273,41 @@ class Master:
             worker_id=worker_id,
             token=token,
             identity=identity,
-            hostname=P.text(msg, "hostname", ""),
-            host=P.text(msg, "host"),
+            hostname=P.text(msg, "hostname", "", max_len=256),
+            host=P.text(msg, "host", max_len=256),
             pid=P.integer(msg, "pid", 0, 1 << 31, 0),
-            address=P.text(msg, "address"),
-            cpu_total=P.integer(msg, "cpu_num", 0, 1 << 16),
-            gpus=P.items(msg, "gpus", str, 64),
+            address=P.text(msg, "address", max_len=300),
             log_dir=P.text(msg, "log_dir", "", max_len=4096),
         )
+        cpu_total = P.integer(msg, "cpu_num", 0, 1 << 16)
+        gpus = P.items(msg, "gpus", str, 64)
         jobs = msg.get("jobs")
         if not isinstance(jobs, dict):
             raise P.BadMessage("field 'jobs' must be an object")
+        change = P.integer(msg, "change", 0, 1 << 62)
+        if known is None and len(self.workers) >= MAX_WORKERS:
+            self._refuse(identity, "refused", f"the master already has {MAX_WORKERS} workers")
+            return
         if known is not None:
-            worker.seq = known.seq  # a report older than one already applied stays ignored
+            worker.change = known.change  # a report older than one already applied stays ignored
+            worker.machine, worker.min_delay = known.machine, known.min_delay
         self.workers[worker_id] = worker
-        self._apply_state(worker, jobs, P.integer(msg, "seq", 0, 1 << 62))
+        self.worker_silence[worker_id] = None
+        self.worker_silence.move_to_end(worker_id)
+        self.scheduler.add_worker(worker_id, cpu_total, gpus)
+        self._apply_state(worker, jobs, change)
         logger.info(
             "worker %s%s: %d CPUs, GPUs %s, %d actors",
             worker_id,
             " registered again" if known else "",
-            worker.cpu_total,
-            worker.gpus,
-            sum(1 for a in self.allocations.values() if a.worker_id == worker_id),
+            cpu_total,
+            gpus,
+            len(self.scheduler.workers[worker_id].jobs),
         )
         self._send(
             identity, P.ACK, {"registered": True, "master": self.address, "mode": self.mode.value}
         )
         self._serve_pending()
-
-    @property
-    def mode(self) -> Mode:
-        return self.security.mode
 
     def _worker(self, identity: bytes, msg: dict[str, Any]) -> _Worker | None:
         """The worker that sent ``msg`` (its token checked), or None after telling the sender."""
@@ -268,132 +322,133 @@ class Master:
             return None
         worker.identity = identity
         worker.last_seen = time.monotonic()
+        self.worker_silence.move_to_end(worker.worker_id)
         if worker.lost_logged:
             worker.lost_logged = False
             logger.info("worker %s reports again", worker.worker_id)
+        capacity = self.scheduler.workers[worker.worker_id]
+        if not capacity.usable and self._usable(capacity):
+            self.scheduler.set_usable(worker.worker_id, True)
         return worker
+
+    def _in_step(self, worker: _Worker, msg: dict[str, Any]) -> bool:
+        """True if ``msg`` is the worker's next change; a gap makes the master ask for its
+        whole state, an old change is ignored."""
+        change = P.integer(msg, "change", 0, 1 << 62)
+        if change == worker.change + 1:
+            worker.change = change
+            return True
+        if change > worker.change:
+            self._ask_state(worker)
+        return False
+
+    def _ask_state(self, worker: _Worker) -> None:
+        now = time.monotonic()
+        if now - worker.resync_asked >= self.timeouts.heartbeat_interval:
+            worker.resync_asked = now
+            self._send(worker.identity, P.ACK, _RESYNC_ACK)
 
     def _on_worker_heartbeat(self, identity: bytes, msg: dict[str, Any]) -> None:
         worker = self._worker(identity, msg)
         if worker is None:
             return
-        worker.bad_messages = P.integer(msg, "bad_messages", 0, 1 << 62, 0)
-        worker.refused = P.integer(msg, "refused", 0, 1 << 62, 0)
-        jobs = msg.get("jobs")
-        if not isinstance(jobs, dict):
-            raise P.BadMessage("field 'jobs' must be an object")
-        self._apply_state(worker, jobs, P.integer(msg, "seq", 0, 1 << 62))
-        self._send(identity, P.ACK, {})
-        self._serve_pending()
+        sent = msg.get("sent")
+        if isinstance(sent, float):
+            self.lag.sample(worker, sent)
+        if "bad_messages" in msg:
+            worker.bad_messages = P.integer(msg, "bad_messages", 0, 1 << 62)
+            worker.refused = P.integer(msg, "refused", 0, 1 << 62, 0)
+        if "machine" in msg:
+            worker.machine = _machine(msg["machine"])
+        change = P.integer(msg, "change", 0, 1 << 62)
+        if "jobs" in msg:
+            jobs = msg["jobs"]
+            if not isinstance(jobs, dict):
+                raise P.BadMessage("field 'jobs' must be an object")
+            self._apply_state(worker, jobs, change)
+            self._serve_pending()
+        elif change > worker.change:
+            worker.resync_asked = 0.0
+            self._ask_state(worker)  # a change never arrived: ask for the whole state
+            return
+        self._send(identity, P.ACK, _EMPTY_ACK)
 
-    def _apply_state(self, worker: _Worker, jobs: dict[str, Any], seq: int) -> None:
-        """Make the books agree with what ``worker`` says it runs (its newest report only).
+    def _apply_state(self, worker: _Worker, jobs: dict[str, Any], change: int) -> None:
+        """Make the books agree with what ``worker`` says it runs (a newer report only).
 
         A job missing from the report exited; its client learns that from its own connection
         (or the worker's exit notice), so the books are fixed silently here.
         """
-        ready = [self._job_info(j) for j in _objects(jobs, "ready")]
-        busy = [self._job_info(j, claimed=True) for j in _objects(jobs, "busy")]
-        if seq <= worker.seq:
+        ready = [_job_info(j) for j in _objects(jobs, "ready")]
+        busy = [_job_info(j, claimed=True) for j in _objects(jobs, "busy")]
+        if change <= worker.change:
             return
-        worker.seq = seq
+        worker.change = change
         live = {j["job_id"] for j in ready} | {j["job_id"] for j in busy}
-        for allocation in list(self.allocations.values()):
-            if allocation.worker_id == worker.worker_id and allocation.job_id not in live:
+        for allocation in list(self.scheduler.of_worker(worker.worker_id)):
+            if allocation.job_id not in live:
                 self._job_gone(allocation.job_id, "released", "")
         for job in busy:
             self._claimed(worker, job)
-        worker.ready = {
-            j["job_id"]: j
-            for j in ready
-            if j["job_id"] not in self.allocations and j["job_id"] not in self.gone
-        }
-
-    @staticmethod
-    def _job_info(job: dict[str, Any], claimed: bool = False) -> dict[str, Any]:
-        info = {
-            "job_id": P.text(job, "job_id", max_len=64),
-            "address": P.text(job, "address"),
-            "pid": P.integer(job, "pid", 1, 1 << 31),
-            "mechanism": P.text(job, "mechanism", max_len=8),
-            "max_message_bytes": P.integer(job, "max_message_bytes", 1, 1 << 62),
-        }
-        if claimed:
-            info["client_id"] = P.text(job, "client_id", max_len=64)
-            info["gpus"] = P.items(job, "gpus", str, 64)
-        return info
+        self.scheduler.set_ready(
+            worker.worker_id,
+            {
+                j["job_id"]: j
+                for j in ready
+                if j["job_id"] not in self.allocations and j["job_id"] not in self.gone
+            },
+        )
 
     def _claimed(self, worker: _Worker, job: dict[str, Any]) -> None:
-        """Record that a job hosts an actor (a claim message, or a worker's report)."""
+        """Record that a job hosts an actor (a claim, or a worker's report of its state)."""
         job_id = job["job_id"]
-        worker.ready.pop(job_id, None)
-        allocation = self.allocations.get(job_id)
-        if allocation is not None:
-            allocation.claimed = True
-            return
         if job_id in self.gone:
             return
-        gpus = list(job["gpus"])
-        self.allocations[job_id] = _Allocation(
-            job_id,
-            worker.worker_id,
-            job["client_id"],
-            0 if gpus else 1,
-            gpus,
-            job["address"],
-            job["pid"],
-            claimed=True,
+        allocation = self.scheduler.hold(
+            worker.worker_id, job_id, job["client_id"], job["gpus"], job
         )
+        self._forget_grant(allocation)
 
     def _on_job_ready(self, identity: bytes, msg: dict[str, Any]) -> None:
         worker = self._worker(identity, msg)
-        if worker is None:
+        if worker is None or not self._in_step(worker, msg):
             return
-        info = self._job_info(msg)
-        if info["job_id"] not in self.allocations and info["job_id"] not in self.gone:
-            worker.ready[info["job_id"]] = info
-        self._serve_pending()
+        info = _job_info(msg)
+        if info["job_id"] not in self.gone:
+            self.scheduler.add_ready(worker.worker_id, info["job_id"], info)
+            self._serve_pending()
 
     def _on_job_claimed(self, identity: bytes, msg: dict[str, Any]) -> None:
         worker = self._worker(identity, msg)
-        if worker is None:
+        if worker is None or not self._in_step(worker, msg):
             return
-        job_id = P.text(msg, "job_id", max_len=64)
-        known = worker.ready.get(job_id) or {}
-        allocation = self.allocations.get(job_id)
-        if allocation is not None:
-            allocation.claimed = True
-            return
-        if not known:
-            return  # the next heartbeat carries the whole record
-        job = {
-            **known,
-            "client_id": P.text(msg, "client_id", max_len=64),
-            "gpus": P.items(msg, "gpus", str, 64),
-        }
-        self._claimed(worker, job)
+        self._claimed(worker, _job_info(msg, claimed=True))
 
     def _on_job_exited(self, identity: bytes, msg: dict[str, Any]) -> None:
         worker = self._worker(identity, msg)
-        if worker is None:
+        if worker is None or not self._in_step(worker, msg):
             return
         job_id = P.text(msg, "job_id", max_len=64)
-        worker.ready.pop(job_id, None)
+        self.scheduler.drop_ready(worker.worker_id, job_id)
         reason = P.text(msg, "reason", "exited", max_len=32)
         self._job_gone(job_id, reason, P.text(msg, "message", "", max_len=4096))
         self._serve_pending()
 
     def _job_gone(self, job_id: str, reason: str, message: str) -> None:
+        self._remember_gone(job_id)
+        allocation = self.scheduler.free(job_id)
+        if allocation is None:
+            return
+        self._forget_grant(allocation)
+        client = self.clients.get(allocation.client_id)
+        if client is not None and reason != "released":
+            payload = {"job_id": job_id, "reason": reason, "message": message}
+            self._send(client.identity, P.ACTOR_DIED, payload)
+
+    def _remember_gone(self, job_id: str) -> None:
         self.gone[job_id] = None
         while len(self.gone) > _MAX_GONE:
             self.gone.popitem(last=False)
-        allocation = self.allocations.pop(job_id, None)
-        if allocation is None or reason == "released":
-            return
-        client = self.clients.get(allocation.client_id)
-        if client is not None:
-            payload = {"job_id": job_id, "reason": reason, "message": message}
-            self._send(client.identity, P.ACTOR_DIED, payload)
 
     # ------------------------------------------------------------------ clients
     def _on_hello(self, identity: bytes, msg: dict[str, Any]) -> None:
@@ -402,16 +457,29 @@ class Master:
             self._send(identity, P.ERROR, {"kind": "version", "message": error})
             return
         client_id = P.text(msg, "client_id", max_len=64)
-        again = client_id in self.clients
+        known = self.clients.get(client_id)
+        if known is None and len(self.clients) >= MAX_CLIENTS:
+            self._refuse(
+                identity,
+                "refused",
+                f"the master at {self.address} already serves {MAX_CLIENTS} clients; "
+                "disconnect idle programs (parl.remote.disconnect()) and try again",
+            )
+            return
+        script = P.text(msg, "script", "", max_len=4096)
         self.clients[client_id] = _Client(
             client_id=client_id,
             identity=identity,
-            hostname=P.text(msg, "hostname", ""),
+            hostname=P.text(msg, "hostname", "", max_len=256),
             pid=P.integer(msg, "pid", 0, 1 << 31, 0),
-            script=P.text(msg, "script", "", max_len=4096),
+            script=script[-_MAX_SCRIPT_CHARS:],
             actors=P.integer(msg, "actors", 0, 1 << 30, 0),
         )
-        if not again:
+        if known is not None:
+            self.clients[client_id].connected_at = known.connected_at
+        self.client_silence[client_id] = None
+        self.client_silence.move_to_end(client_id)
+        if known is None:
             logger.info("client %s connected", client_id[:8])
         ack = {"master": self.address, "mode": self.mode.value, **P.identity()}
         self._send(identity, P.ACK, ack)
@@ -431,6 +499,8 @@ class Master:
             return None
         client.identity = identity
         client.last_seen = time.monotonic()
+        client.lost_logged = False
+        self.client_silence.move_to_end(client.client_id)
         return client
 
     def _on_client_heartbeat(self, identity: bytes, msg: dict[str, Any]) -> None:
@@ -450,19 +520,49 @@ class Master:
         client = self._client(identity, msg)
         if client is None:
             return
-        most_gpus = max((len(w.gpus) for w in self.workers.values()), default=0)
-        if n_gpu > most_gpus:
+        key = (client.client_id, request_id)
+        if self.pending.has(*key) or key in self.grants:
+            return  # sent again after a hello: the first one is still served
+        if n_gpu > self._most_gpus():
             message = (
                 f"n_gpu={n_gpu} but no worker of the cluster at {self.address} has that many "
-                f"GPUs (the most on one worker: {most_gpus}); start a worker with `xparl connect "
-                "--address ... --gpu 0,1,...` or lower n_gpu"
+                f"GPUs (the most on one worker: {self._most_gpus()}); start a worker with "
+                "`xparl connect --address ... --gpu 0,1,...` or lower n_gpu"
             )
             payload = {"kind": "resource", "request_id": request_id, "message": message}
             self._send(identity, P.ERROR, payload)
             return
-        deadline = time.monotonic() + timeout
-        self.pending.append(_Pending(identity, client.client_id, request_id, n_gpu, deadline))
+        request = Request(identity, client.client_id, request_id, n_gpu, time.monotonic() + timeout)
+        if not self.pending.add(request):
+            self._refuse(
+                identity,
+                "busy",
+                f"client {client.client_id[:8]} already has {MAX_PENDING_PER_CLIENT} actor "
+                "requests waiting for a vacant CPU/GPU (the most one client may have); create "
+                "fewer actors at once, or add CPUs to the cluster",
+                request_id=request_id,
+            )
+            return
         self._serve_pending()
+
+    def _most_gpus(self) -> int:
+        if not self.scheduler.gpus_total:
+            return 0
+        return max(len(c.gpus) for c in self.scheduler.workers.values())
+
+    def _on_cancel_request(self, identity: bytes, msg: dict[str, Any]) -> None:
+        """A client gave up on a request: drop it, or take back the job it was granted."""
+        client = self._client(identity, msg)
+        if client is None:
+            return
+        request_id = P.text(msg, "request_id", max_len=64)
+        if self.pending.cancel(client.client_id, request_id) is not None:
+            return
+        job_id = self.grants.get((client.client_id, request_id))
+        allocation = self.allocations.get(job_id) if job_id else None
+        if allocation is not None and not allocation.claimed:
+            logger.info("client %s gave up on job %s; recycling it", client.client_id[:8], job_id)
+            self._free(allocation, kill=True)
 
     def _on_release_actor(self, identity: bytes, msg: dict[str, Any]) -> None:
         client = self._client(identity, msg)
@@ -480,13 +580,20 @@ class Master:
             return
         self._free(allocation, kill=True)
 
-    def _free(self, allocation: _Allocation, kill: bool) -> None:
-        self.allocations.pop(allocation.job_id, None)
-        self.gone[allocation.job_id] = None
+    def _free(self, allocation: Allocation, kill: bool) -> None:
+        self.scheduler.free(allocation.job_id)
+        self._forget_grant(allocation)
+        self._remember_gone(allocation.job_id)
         worker = self.workers.get(allocation.worker_id)
         if kill and worker is not None:
             self._send(worker.identity, P.KILL_JOB, {"job_id": allocation.job_id})
         self._serve_pending()
+
+    def _forget_grant(self, allocation: Allocation) -> None:
+        """An allocation was claimed or ended: it no longer waits to be claimed."""
+        if allocation.job_id in self.unclaimed:
+            del self.unclaimed[allocation.job_id]
+            self.grants.pop((allocation.client_id, allocation.request_id), None)
 
     def _on_job_failed(self, identity: bytes, msg: dict[str, Any]) -> None:
         """A client could not reach or verify a job it was granted: recycle the job and hold
@@ -507,19 +614,25 @@ class Master:
         worker = self.workers.get(allocation.worker_id)
         if worker is not None:
             worker.held_since = time.monotonic()
+            self.scheduler.set_usable(worker.worker_id, False)
         self._free(allocation, kill=True)
 
     def _on_goodbye(self, identity: bytes, msg: dict[str, Any]) -> None:
         client = self._client(identity, msg)
         if client is None:
             return
+        self._forget_client(client)
+        for allocation in self.scheduler.of_client(client.client_id):
+            self._free(allocation, kill=True)
+
+    def _forget_client(self, client: _Client) -> None:
         del self.clients[client.client_id]
-        for allocation in list(self.allocations.values()):
-            if allocation.client_id == client.client_id:
-                self._free(allocation, kill=True)
+        self.client_silence.pop(client.client_id, None)
+        self.pending.drop_client(client.client_id)
 
     def _on_status(self, identity: bytes, msg: dict[str, Any]) -> None:
-        self._send(identity, P.STATUS, self.status())
+        limit = P.integer(msg, "limit", 0, MAX_STATUS_LIMIT, STATUS_LIMIT)
+        self._send(identity, P.STATUS, self.status(limit))
 
     def _on_ack(self, identity: bytes, msg: dict[str, Any]) -> None:
         """Acks need no answer."""
@@ -533,6 +646,7 @@ class Master:
         P.HELLO: _on_hello,
         P.CLIENT_HEARTBEAT: _on_client_heartbeat,
         P.REQUEST_ACTOR: _on_request_actor,
+        P.CANCEL_REQUEST: _on_cancel_request,
         P.RELEASE_ACTOR: _on_release_actor,
         P.JOB_FAILED: _on_job_failed,
         P.GOODBYE: _on_goodbye,
@@ -541,68 +655,43 @@ class Master:
     }
 
     # ------------------------------------------------------------------ scheduling
-    def _usage(self, worker: _Worker) -> tuple[int, list[str]]:
-        """CPUs and GPU ids of ``worker`` that actors hold."""
-        cpus, gpus = 0, []
-        for allocation in self.allocations.values():
-            if allocation.worker_id == worker.worker_id:
-                cpus += allocation.cpus
-                gpus += allocation.gpus
-        return cpus, gpus
-
-    def _schedulable(self, worker: _Worker, now: float) -> bool:
-        if now - worker.last_seen > self.fresh_s:
+    def _usable(self, capacity: Capacity) -> bool:
+        """A worker gets grants while it reports, and a while after a client failed to use it."""
+        worker = self.workers[capacity.worker_id]
+        if time.monotonic() - worker.last_seen > self.fresh_s:
             return False
         held = worker.held_since
         return held is None or worker.last_seen - held > 2 * self.timeouts.heartbeat_interval
 
-    def _pick(self, n_gpu: int) -> tuple[_Worker, list[str]] | None:
-        now = time.monotonic()
-        best: tuple[_Worker, list[str]] | None = None
-        best_free = -1
-        for worker in self.workers.values():
-            if not worker.ready or not self._schedulable(worker, now):
-                continue
-            cpus_used, gpus_used = self._usage(worker)
-            free_gpus = sorted(set(worker.gpus) - set(gpus_used), key=_gpu_sort_key)
-            cpu_free = worker.cpu_total - cpus_used
-            if (n_gpu and len(free_gpus) < n_gpu) or (not n_gpu and cpu_free < 1):
-                continue
-            if cpu_free > best_free:
-                best, best_free = (worker, free_gpus[:n_gpu]), cpu_free
-        return best
-
     def _serve_pending(self) -> None:
-        still_waiting = []
-        for request in self.pending:
-            if request.client_id not in self.clients:
-                continue
-            picked = self._pick(request.n_gpu)
-            if picked is None:
-                still_waiting.append(request)
-                continue
-            worker, gpus = picked
-            job_id, job = next(iter(worker.ready.items()))
-            del worker.ready[job_id]
-            self.allocations[job_id] = _Allocation(
-                job_id,
-                worker.worker_id,
-                request.client_id,
-                0 if request.n_gpu else 1,
-                gpus,
-                job["address"],
-                job["pid"],
-            )
-            grant = {
-                "request_id": request.request_id,
-                **job,
-                "gpus": gpus,
-                "worker_id": worker.worker_id,
-                "hostname": worker.hostname,
-            }
-            self._send(request.identity, P.REQUEST_ACTOR, grant)
-        self.pending = still_waiting
+        """Grant the oldest waiting requests while jobs fit them."""
+        while len(self.pending):
+            served = False
+            for request in self.pending.heads():
+                granted = self.scheduler.grant(
+                    request.n_gpu, request.client_id, request.request_id, self._usable
+                )
+                if granted is not None:
+                    self.pending.granted(request)
+                    self._grant(request, *granted)
+                    served = True
+            if not served:
+                return
 
+    def _grant(self, request: Request, allocation: Allocation, job: dict[str, Any]) -> None:
+        self.unclaimed[allocation.job_id] = None
+        self.grants[(request.client_id, request.request_id)] = allocation.job_id
+        worker = self.workers[allocation.worker_id]
+        grant = {
+            "request_id": request.request_id,
+            **job,
+            "gpus": allocation.gpus,
+            "worker_id": worker.worker_id,
+            "hostname": worker.hostname,
+        }
+        self._send(request.identity, P.REQUEST_ACTOR, grant)
+
+    # ------------------------------------------------------------------ housekeeping
     def _housekeeping(self) -> None:
         if self.owner_pid is not None and not process_exists(self.owner_pid):
             logger.warning("the process %d that owns this cluster exited; stopping", self.owner_pid)
@@ -619,53 +708,94 @@ class Master:
             for client in self.clients.values():
                 client.last_seen = now
         self.last_housekeeping = now
-        self._check_workers(now)
-        self._check_clients(now)
         self._expire_requests(now)
+        if now - self.last_silence_check >= self.timeouts.heartbeat_interval / 2:
+            self.last_silence_check = now
+            self._report_lag(now)
+            self._check_workers(now)
+            self._check_clients(now)
+            self._expire_grants(now)
+
+    def _report_lag(self, now: float) -> None:
+        self.lag.roll(now)
+        lag = self.lag.seconds
+        if lag > 2 * self.timeouts.heartbeat_interval and not self.lag.behind:
+            self.lag.behind = True
+            logger.warning(
+                "this master is behind: heartbeats wait %.1f s before it reads them, so its "
+                "view of the workers is that old (%d workers, %d clients, %d requests waiting)",
+                lag,
+                len(self.workers),
+                len(self.clients),
+                len(self.pending),
+            )
+        elif lag <= self.timeouts.heartbeat_interval and self.lag.behind:
+            self.lag.behind = False
+            logger.info("this master caught up (heartbeats read within %.2f s)", lag)
 
     def _check_workers(self, now: float) -> None:
-        for worker in list(self.workers.values()):
+        # A master that is behind reads old heartbeats: silence is judged net of its own lag.
+        patience = self.timeouts.heartbeat_timeout + self.lag.seconds
+        for worker_id in list(self.worker_silence):
+            worker = self.workers[worker_id]
             silent = now - worker.last_seen
-            if silent > self.forget_s:
-                logger.warning("forgetting worker %s (silent for %.0f s)", worker.worker_id, silent)
-                del self.workers[worker.worker_id]
-                for allocation in list(self.allocations.values()):
-                    if allocation.worker_id == worker.worker_id:
-                        self.allocations.pop(allocation.job_id)
-            elif silent > self.timeouts.heartbeat_timeout and not worker.lost_logged:
+            if silent <= patience:
+                return
+            if silent > self.forget_s + self.lag.seconds:
+                logger.warning("forgetting worker %s (silent for %.0f s)", worker_id, silent)
+                del self.workers[worker_id]
+                del self.worker_silence[worker_id]
+                for allocation in self.scheduler.remove_worker(worker_id):
+                    self._forget_grant(allocation)
+            elif not worker.lost_logged:
                 worker.lost_logged = True
+                self.scheduler.set_usable(worker_id, False)
                 logger.warning(
                     "worker %s silent for %.1f s: left out of scheduling until it reports again "
                     "(its actors keep serving their clients)",
-                    worker.worker_id,
+                    worker_id,
                     silent,
                 )
 
     def _check_clients(self, now: float) -> None:
-        for client in list(self.clients.values()):
+        patience = self.timeouts.heartbeat_timeout + self.lag.seconds
+        for client_id in list(self.client_silence):
+            client = self.clients[client_id]
             silent = now - client.last_seen
-            if silent <= self.timeouts.heartbeat_timeout:
-                continue
-            # Actors of a silent client end themselves when its connection ends; jobs it was
-            # granted but never initialised would wait forever, so they go back now.
-            for allocation in list(self.allocations.values()):
-                if allocation.client_id == client.client_id and not allocation.claimed:
-                    logger.warning(
-                        "client %s lost; recycling job %s", client.client_id[:8], allocation.job_id
-                    )
-                    self._free(allocation, kill=True)
-            if silent > self.forget_s:
-                logger.warning(
-                    "forgetting client %s (silent for %.0f s)", client.client_id[:8], silent
-                )
-                del self.clients[client.client_id]
+            if silent <= patience:
+                return
+            if not client.lost_logged:
+                client.lost_logged = True
+                # Actors of a silent client end themselves when its connection ends; jobs it
+                # was granted but never initialised would wait forever, so they go back now.
+                for allocation in self.scheduler.of_client(client_id):
+                    if not allocation.claimed:
+                        logger.warning(
+                            "client %s lost; recycling job %s", client_id[:8], allocation.job_id
+                        )
+                        self._free(allocation, kill=True)
+            if silent > self.forget_s + self.lag.seconds:
+                logger.warning("forgetting client %s (silent for %.0f s)", client_id[:8], silent)
+                self._forget_client(client)
+
+    def _expire_grants(self, now: float) -> None:
+        """Take back jobs granted long ago and never claimed: their client gave up on them
+        (its cancel was lost, or it stalled), and nothing else would ever free them."""
+        while self.unclaimed:
+            job_id = next(iter(self.unclaimed))
+            allocation = self.allocations[job_id]
+            if now - allocation.granted_at <= CLAIM_TIMEOUT_S + self.lag.seconds:
+                return
+            logger.warning(
+                "job %s granted to client %s %.0f s ago was never claimed; recycling it",
+                job_id,
+                allocation.client_id[:8],
+                now - allocation.granted_at,
+            )
+            self._free(allocation, kill=True)
 
     def _expire_requests(self, now: float) -> None:
-        expired = [r for r in self.pending if r.deadline <= now]
-        if not expired:
-            return
-        self.pending = [r for r in self.pending if r.deadline > now]
-        for request in expired:
+        for request in self.pending.expired(now):
             self._send(
                 request.identity,
                 P.ERROR,
@@ -677,77 +807,44 @@ class Master:
             )
 
     def _no_resource_message(self, n_gpu: int) -> str:
-        status = self.status()
+        books = self.scheduler
         what = f"{n_gpu} GPU(s)" if n_gpu else "a CPU"
-        lost = (
-            f" ({len(status['lost_workers'])} worker(s) not answering)"
-            if status["lost_workers"]
-            else ""
-        )
+        lost = sum(1 for w in self.workers.values() if w.lost_logged)
+        lost_text = f" ({lost} worker(s) not answering)" if lost else ""
         return (
             f"no worker of the cluster at {self.address} had {what} vacant within the resource "
-            f"timeout: {status['cpus_used']} of {status['cpus_total']} CPUs and "
-            f"{status['gpus_used']} of {status['gpus_total']} GPUs are in use by actors{lost}. "
-            "Release actors you no longer need (`del actor`), add CPUs with `xparl connect "
+            f"timeout: {books.cpus_used} of {books.cpus_total} CPUs and {books.gpus_used} of "
+            f"{books.gpus_total} GPUs are in use by actors{lost_text}. Release actors you no "
+            "longer need (`del actor`), add CPUs with `xparl connect "
             f"--address {self.address} --cpu_num N`, or raise the timeout "
             "(XPARL_RESOURCE_TIMEOUT or parl.connect(..., resource_timeout=...))."
         )
 
-    def status(self) -> dict[str, Any]:
-        """A JSON-able snapshot of workers, clients, actors and resources."""
+    # ------------------------------------------------------------------ status
+    def status(self, limit: int = STATUS_LIMIT) -> dict[str, Any]:
+        """A JSON-able snapshot: totals of the whole cluster, and at most ``limit`` entries
+        of each list (workers, lost workers, clients, actors); ``counts`` has their sizes."""
         now = time.monotonic()
-        workers: list[dict[str, Any]] = []
-        lost: list[dict[str, Any]] = []
-        for w in self.workers.values():
-            used_cpus, used_gpus = self._usage(w)
-            silent = now - w.last_seen
-            entry = {
-                "worker_id": w.worker_id,
-                "hostname": w.hostname,
-                "host": w.host,
-                "pid": w.pid,
-                "address": w.address,
-                "cpus_total": w.cpu_total,
-                "cpus_used": used_cpus,
-                "gpus": w.gpus,
-                "gpus_used": sorted(used_gpus, key=_gpu_sort_key),
-                "idle_jobs": len(w.ready),
-                "idle": [{"job_id": j, "address": info["address"]} for j, info in w.ready.items()],
-                "log_dir": w.log_dir,
-                "silent_s": round(silent, 1),
-                "bad_messages": w.bad_messages,
-                "refused_connections": w.refused,
-            }
-            (lost if silent > self.timeouts.heartbeat_timeout else workers).append(entry)
-        clients = [
-            {
-                "client": c.client_id[:8],
-                "hostname": c.hostname,
-                "pid": c.pid,
-                "script": c.script,
-                "actors": c.actors,
-                "connected_s": round(time.time() - c.connected_at, 1),
-                "silent_s": round(now - c.last_seen, 1),
-            }
-            for c in self.clients.values()
-        ]
-        actors = [
-            {
-                "job_id": a.job_id,
-                "worker_id": a.worker_id,
-                "client": a.client_id[:8],
-                "cpus": a.cpus,
-                "gpus": a.gpus,
-                "address": a.address,
-                "pid": a.pid,
-                "since": a.since,
-            }
-            for a in self.allocations.values()
-        ]
-        cpus_total = sum(w["cpus_total"] for w in workers)
-        cpus_used = sum(w["cpus_used"] for w in workers)
-        gpus_total = sum(len(w["gpus"]) for w in workers)
-        gpus_used = sum(len(w["gpus_used"]) for w in workers)
+        books = self.scheduler
+        patience = self.timeouts.heartbeat_timeout + self.lag.seconds
+        lost_ids = []
+        for worker_id in self.worker_silence:  # the silent ones are at the front
+            if now - self.workers[worker_id].last_seen <= patience:
+                break
+            lost_ids.append(worker_id)
+        lost_set = set(lost_ids)
+        live_entries: list[dict[str, Any]] = []
+        for worker_id, worker in self.workers.items():
+            if len(live_entries) >= limit:
+                break
+            if worker_id not in lost_set:
+                live_entries.append(self._worker_entry(worker, now))
+        lost_entries = [self._worker_entry(self.workers[w], now) for w in lost_ids[:limit]]
+        lost_capacity = [books.workers[w] for w in lost_ids]
+        cpus_total = books.cpus_total - sum(c.cpu_total for c in lost_capacity)
+        cpus_used = books.cpus_used - sum(c.cpus_used for c in lost_capacity)
+        gpus_total = books.gpus_total - sum(len(c.gpus) for c in lost_capacity)
+        gpus_used = books.gpus_used - sum(len(c.gpus_used) for c in lost_capacity)
         return {
             "address": self.address,
             "version": P.remote_version(),
@@ -761,24 +858,133 @@ class Master:
             "gpus_total": gpus_total,
             "gpus_used": gpus_used,
             "gpus_vacant": gpus_total - gpus_used,
-            "workers": workers,
-            "lost_workers": lost,
-            "clients": clients,
-            "actors": actors,
+            "idle_jobs": books.ready_jobs - sum(len(c.ready) for c in lost_capacity),
+            "machines": self._machines(lost_set),
+            "lag_s": round(self.lag.seconds, 3),
+            "behind": self.lag.behind,
+            "counts": {
+                "workers": len(self.workers) - len(lost_ids),
+                "lost_workers": len(lost_ids),
+                "clients": len(self.clients),
+                "actors": len(books.allocations),
+            },
+            "limit": limit,
+            "workers": live_entries,
+            "lost_workers": lost_entries,
+            "clients": [self._client_entry(c, now) for c in _first(self.clients.values(), limit)],
+            "actors": [_actor_entry(a) for a in _first(books.allocations.values(), limit)],
             "pending_requests": len(self.pending),
             "bad_messages": self.bad_messages,
+            "internal_errors": self.internal_errors,
             "refused_connections": self.watch.refused,
             "refused_requests": self.refused_requests,
             "monitor_url": None,
         }
 
+    def _machines(self, lost: set[str]) -> dict[str, Any]:
+        """Totals over the hosts of the answering workers (one machine counts once)."""
+        hosts = {
+            w.hostname: w.machine
+            for w in self.workers.values()
+            if w.machine is not None and w.worker_id not in lost
+        }
+        return {
+            "hosts": len(hosts),
+            "memory_total": sum(m["memory_total"] for m in hosts.values()),
+            "memory_used": sum(m["memory_total"] - m["memory_available"] for m in hosts.values()),
+            "load_1m": round(sum(m["load"][0] for m in hosts.values() if m["load"]), 2),
+            "host_cpus": sum(m["cpu_count"] for m in hosts.values()),
+        }
+
+    def _worker_entry(self, worker: _Worker, now: float) -> dict[str, Any]:
+        capacity = self.scheduler.workers[worker.worker_id]
+        return {
+            "worker_id": worker.worker_id,
+            "hostname": worker.hostname,
+            "host": worker.host,
+            "pid": worker.pid,
+            "address": worker.address,
+            "cpus_total": capacity.cpu_total,
+            "cpus_used": capacity.cpus_used,
+            "gpus": capacity.gpus,
+            "gpus_used": sorted(capacity.gpus_used, key=gpu_sort_key),
+            "jobs": len(capacity.jobs),
+            "idle_jobs": len(capacity.ready),
+            "idle": [{"job_id": j, "address": i["address"]} for j, i in capacity.ready.items()],
+            "log_dir": worker.log_dir,
+            "silent_s": round(now - worker.last_seen, 1),
+            "machine": worker.machine,
+            "bad_messages": worker.bad_messages,
+            "refused_connections": worker.refused,
+        }
+
+    @staticmethod
+    def _client_entry(client: _Client, now: float) -> dict[str, Any]:
+        return {
+            "client": client.client_id[:8],
+            "hostname": client.hostname,
+            "pid": client.pid,
+            "script": client.script,
+            "actors": client.actors,
+            "connected_s": round(time.time() - client.connected_at, 1),
+            "silent_s": round(now - client.last_seen, 1),
+        }
+
+
+def _actor_entry(allocation: Allocation) -> dict[str, Any]:
+    return {
+        "job_id": allocation.job_id,
+        "worker_id": allocation.worker_id,
+        "client": allocation.client_id[:8],
+        "cpus": allocation.cpus,
+        "gpus": allocation.gpus,
+        "address": allocation.address,
+        "pid": allocation.pid,
+        "class_name": allocation.class_name,
+        "claimed": allocation.claimed,
+        "since": allocation.since,
+    }
+
+
+def _first(values: Any, limit: int) -> list[Any]:
+    out: list[Any] = []
+    for value in values:
+        if len(out) >= limit:
+            break
+        out.append(value)
+    return out
+
+
+def _job_info(job: dict[str, Any], claimed: bool = False) -> dict[str, Any]:
+    info = {
+        "job_id": P.text(job, "job_id", max_len=64),
+        "address": P.text(job, "address", max_len=300),
+        "pid": P.integer(job, "pid", 1, 1 << 31),
+        "mechanism": P.text(job, "mechanism", max_len=8),
+        "max_message_bytes": P.integer(job, "max_message_bytes", 1, 1 << 62),
+    }
+    if claimed:
+        info["client_id"] = P.text(job, "client_id", max_len=64)
+        info["gpus"] = P.items(job, "gpus", str, 64)
+        info["class_name"] = P.text(job, "class_name", "", max_len=256)
+    return info
+
+
+def _machine(value: Any) -> dict[str, Any]:
+    """A worker's host facts (CPU count, load, memory), checked."""
+    if not isinstance(value, dict):
+        raise P.BadMessage("field 'machine' must be an object")
+    load = P.items(value, "load", float, 3)
+    return {
+        "cpu_count": P.integer(value, "cpu_count", 1, 1 << 20),
+        "load": [round(x, 2) for x in load],
+        "memory_total": P.integer(value, "memory_total", 0, 1 << 60),
+        "memory_available": P.integer(value, "memory_available", 0, 1 << 60),
+    }
+
 
 def _objects(msg: dict[str, Any], key: str) -> list[dict[str, Any]]:
     return P.items(msg, key, dict, _MAX_JOBS)
-
-
-def _gpu_sort_key(gpu: str) -> tuple[int, str]:
-    return (int(gpu), gpu) if gpu.isdigit() else (1 << 30, gpu)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,14 +1,19 @@
-"""One picture of a cluster for people: the master's books joined with what each worker says
-about its host and its actors. ``xparl status --json`` prints it; the web monitor serves it.
+"""One picture of a cluster for people: the master's books joined with what workers say about
+their actors. ``xparl status --json`` prints it; the web monitor serves it.
 
-The master knows who holds what (workers, clients, actors and their CPUs); each worker knows its
-machine (memory, load) and its actors' processes (class, CPU, memory, last error, the actors that
-ended lately). Both are asked over the authenticated control plane, as any member would.
+The master keeps the overview: who holds what (workers, clients, actors and their CPUs), each
+worker's host (memory, load, from its heartbeats) and the totals, so one status query answers
+for a cluster of any size (at most ``limit`` entries of each list; ``counts`` has the sizes).
+What only a worker knows, its actors' processes (CPU, memory, last error, the actors that
+ended lately), is asked of at most :data:`MAX_INSPECTED` workers per overview, those hosting the
+first actors listed, all at once and within a short timeout: never one query per worker of
+the cluster.
 """
 
 from __future__ import annotations
 
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -16,11 +21,12 @@ from parl.remote import protocol as P
 from parl.remote.cluster import query
 from parl.remote.security import Security
 
-__all__ = ["MAX_LOG_LINES", "actor_log", "cluster_overview"]
+__all__ = ["MAX_INSPECTED", "MAX_LOG_LINES", "actor_log", "cluster_overview"]
 
 MAX_LOG_LINES = 2000
+MAX_INSPECTED = 16  # workers asked about their actors' processes per overview
 _MAX_LOG_CHARS = 256 * 2**10
-_ASK_WORKERS_AT_ONCE = 8
+_INSPECT_TIMEOUT_S = 0.5
 
 
 def cluster_overview(address: str, security: Security, timeout: float = 3.0) -> dict[str, Any]:
@@ -32,21 +38,37 @@ def cluster_overview(address: str, security: Security, timeout: float = 3.0) -> 
     """
     status = query(address, P.STATUS, timeout=timeout, security=security)
     workers = status["workers"] + status["lost_workers"]
-    answering = len(status["workers"])  # a lost worker is not asked: it would only time out
-    with ThreadPoolExecutor(max_workers=_ASK_WORKERS_AT_ONCE) as pool:
-        reports = list(pool.map(lambda w: _inspect(w, security, timeout), workers[:answering]))
-    reports += [None] * (len(workers) - answering)
+    asked = _inspected(status)
+    wait = min(timeout, _INSPECT_TIMEOUT_S)
+    with ThreadPoolExecutor(max_workers=max(1, len(asked))) as pool:
+        answers = list(pool.map(lambda w: _inspect(w, security, wait), asked))
+    reports = {w["worker_id"]: r for w, r in zip(asked, answers, strict=True)}
     now = time.time()
     clients = {c["client"]: c for c in status["clients"]}
+    alive = Counter(a["client"] for a in status["actors"])
     return {
-        "cluster": _cluster(status, reports),
-        "workers": [_worker(w, r, status) for w, r in zip(workers, reports, strict=True)],
+        "cluster": _cluster(status),
+        "workers": [_worker(w, status) for w in workers],
         "clients": [
-            {**c, "since": round(now - c["connected_s"], 1), "actors_alive": _count(status, c)}
+            {**c, "since": round(now - c["connected_s"], 1), "actors_alive": alive[c["client"]]}
             for c in status["clients"]
         ],
-        "actors": _actors(status, workers, reports, clients, now),
+        "actors": _actors(status, workers, list(reports.values()), clients, now),
     }
+
+
+def _inspected(status: dict[str, Any]) -> list[dict[str, Any]]:
+    """The answering workers to ask about their actors: those hosting the first actors listed,
+    then the others in order, at most :data:`MAX_INSPECTED`."""
+    answering = {w["worker_id"]: w for w in status["workers"]}
+    chosen: dict[str, dict[str, Any]] = {}
+    hosts = (a["worker_id"] for a in status["actors"])
+    for worker_id in [*hosts, *answering]:
+        if len(chosen) >= MAX_INSPECTED:
+            break
+        if worker_id in answering:
+            chosen.setdefault(worker_id, answering[worker_id])
+    return list(chosen.values())
 
 
 def actor_log(
@@ -83,54 +105,46 @@ def _inspect(worker: dict[str, Any], security: Security, timeout: float) -> dict
         return None
 
 
-def _cluster(status: dict[str, Any], reports: list[dict[str, Any] | None]) -> dict[str, Any]:
-    hosts = {r["hostname"]: r for r in reports if r is not None}  # one machine counts once
+def _cluster(status: dict[str, Any]) -> dict[str, Any]:
     keys = [
         "address", "version", "python", "security", "pid", "uptime_s", "cpus_total", "cpus_used",
         "cpus_vacant", "gpus_total", "gpus_used", "gpus_vacant", "pending_requests",
-        "refused_connections", "refused_requests", "bad_messages",
+        "refused_connections", "refused_requests", "bad_messages", "lag_s", "behind",
     ]  # fmt: skip
+    counts = status["counts"]
     return {
         **{k: status[k] for k in keys},
+        **status["machines"],
         "started": round(time.time() - status["uptime_s"], 1),
-        "hosts": len(hosts),
-        "memory_total": sum(h["memory_total"] for h in hosts.values()),
-        "memory_used": sum(h["memory_total"] - h["memory_available"] for h in hosts.values()),
-        "load_1m": round(sum(h["load"][0] for h in hosts.values()), 2),
-        "host_cpus": sum(h["cpu_count"] for h in hosts.values()),
-        "workers": len(status["workers"]),
-        "lost_workers": len(status["lost_workers"]),
-        "clients": len(status["clients"]),
-        "actors": len(status["actors"]),
+        "workers": counts["workers"],
+        "lost_workers": counts["lost_workers"],
+        "clients": counts["clients"],
+        "actors": counts["actors"],
+        "listed": status["limit"],
     }
 
 
-def _worker(
-    entry: dict[str, Any], report: dict[str, Any] | None, status: dict[str, Any]
-) -> dict[str, Any]:
+def _worker(entry: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
     lost = entry in status["lost_workers"]
     keys = ["worker_id", "hostname", "address", "pid", "cpus_total", "cpus_used", "gpus"]
     info: dict[str, Any] = {k: entry[k] for k in keys}
     info.update(
         gpus_used=entry["gpus_used"],
         idle_jobs=entry["idle_jobs"],
-        jobs=sum(1 for a in status["actors"] if a["worker_id"] == entry["worker_id"]),
-        state="lost" if lost else "ok" if report is not None else "not answering",
+        jobs=entry["jobs"],
+        state="lost" if lost else "ok",
         silent_s=entry["silent_s"],
         log_dir=entry["log_dir"],
     )
-    if report is not None:
+    machine = entry.get("machine")
+    if machine is not None:
         info.update(
-            cpu_count=report["cpu_count"],
-            load=[round(x, 2) for x in report["load"]],
-            memory_total=report["memory_total"],
-            memory_used=report["memory_total"] - report["memory_available"],
+            cpu_count=machine["cpu_count"],
+            load=machine["load"],
+            memory_total=machine["memory_total"],
+            memory_used=machine["memory_total"] - machine["memory_available"],
         )
     return info
-
-
-def _count(status: dict[str, Any], client: dict[str, Any]) -> int:
-    return sum(1 for a in status["actors"] if a["client"] == client["client"])
 
 
 def _actors(
@@ -153,19 +167,20 @@ def _actors(
     actors = []
     for a in status["actors"]:
         view = seen.get(a["job_id"], {})
+        class_name = a.get("class_name") or view.get("class_name", "")
         error = view.get("error")
         since = view.get("since", a["since"])
         actors.append(
             {
                 "job_id": a["job_id"],
-                "class_name": view.get("class_name", ""),
+                "class_name": class_name,
                 "client": a["client"],
                 "client_host": clients.get(a["client"], {}).get("hostname", ""),
                 "worker_id": a["worker_id"],
                 "worker_host": hosts.get(a["worker_id"], ""),
                 "pid": a["pid"],
                 "gpus": a["gpus"],
-                "state": "starting" if not view else "raised" if error else "running",
+                "state": "starting" if not a["claimed"] else "raised" if error else "running",
                 "cpu_percent": view.get("cpu_percent"),
                 "rss": view.get("rss"),
                 "since": since,

@@ -34,7 +34,7 @@ __all__ = [
     "remote_version",
 ]
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3  # 3: workers report numbered deltas; clients cancel given-up requests
 CONTROL_MAX_BYTES = 256 * 2**10  # what a master or worker accepts in one frame
 STATUS_MAX_BYTES = 64 * 2**20  # what a tool accepts as the answer to a status or log query
 MAX_DEPTH = 32  # nesting a control frame may have (what xparl itself sends stays far below)
@@ -51,6 +51,7 @@ KILL_JOB = b"kill_job"
 HELLO = b"hello"
 CLIENT_HEARTBEAT = b"client_heartbeat"
 REQUEST_ACTOR = b"request_actor"
+CANCEL_REQUEST = b"cancel_request"  # client -> master: it stopped waiting for a request
 RELEASE_ACTOR = b"release_actor"
 GOODBYE = b"goodbye"
 ACTOR_DIED = b"actor_died"

@@ -4,7 +4,9 @@ reports them to the master, replaces each job when it exits, and serves actor lo
 A worker outlives its master: when the master stalls, restarts or the network drops, the worker
 keeps its actors serving their clients (they talk to the jobs directly), redials, and registers
 again with everything it still runs, so a restarted master rebuilds its books from the workers.
-Every heartbeat carries the worker's whole state, which makes a lost message harmless.
+It registers with its whole state and then reports each change (a job ready, claimed or
+exited) as a numbered delta; a heartbeat carries only the number of the latest change, so a
+master that missed one asks for the whole state again and a lost message stays harmless.
 
 Run as ``python -m parl.remote.worker --address HOST:PORT --cpu_num N`` with the cluster secret
 on stdin; ``xparl start``, ``xparl connect`` and ``parl.connect()`` do that.
@@ -46,6 +48,7 @@ _MAX_EARLY_FAILURES = 5
 _ROTATE_EVERY_S = 1.0
 _JOB_ID = re.compile(r"^[0-9a-f]{8}-[0-9]{4,}$")
 _KEEP_ENDED = 50  # ended actors a worker remembers for the monitor
+_MACHINE_EVERY_S = 5.0  # how often a heartbeat carries the host's memory and load
 
 
 class Worker:
@@ -81,7 +84,7 @@ class Worker:
     ) -> None:
         self.worker_id = uuid.uuid4().hex[:8]
         self.token = secrets.token_hex(16)  # proves later messages come from this worker
-        self.seq = 0
+        self.change = 0  # the number of this worker's latest change of state
         self.master_address = master_address
         self.cpu_num = cpu_num
         self.gpus = gpus
@@ -123,6 +126,9 @@ class Worker:
         self.last_ack = time.monotonic()
         self.master_lost = False
         self.last_register = 0.0
+        self.last_state_sent = 0.0
+        self.last_machine = 0.0
+        self.reported_counts = (0, 0)  # bad messages and refused connections the master knows
 
     # ------------------------------------------------------------------ master link
     def _dial_master(self) -> tuple[zmq.Socket, P.Watch]:
@@ -136,14 +142,16 @@ class Worker:
         self.master, self.master_watch = self._dial_master()
 
     def _message(self, payload: dict[str, Any]) -> bytes:
-        self.seq += 1  # orders this worker's reports, also across a redial
-        return P.encode(
-            {"worker_id": self.worker_id, "token": self.token, "seq": self.seq, **payload}
-        )
+        return P.encode({"worker_id": self.worker_id, "token": self.token, **payload})
 
     def _to_master(self, tag: bytes, payload: dict[str, Any]) -> None:
         with contextlib.suppress(zmq.Again):
             self.master.send_multipart([tag, self._message(payload)], zmq.NOBLOCK)
+
+    def _report_change(self, tag: bytes, payload: dict[str, Any]) -> None:
+        """Tell the master one change of this worker's state, numbered so it sees a gap."""
+        self.change += 1
+        self._to_master(tag, {**payload, "change": self.change})
 
     def _registration(self) -> dict[str, Any]:
         return {
@@ -154,6 +162,7 @@ class Worker:
             "gpus": self.gpus,
             "log_dir": str(self.log_dir),
             "jobs": self._state(),
+            "change": self.change,
         }
 
     def register(self) -> None:
@@ -253,7 +262,7 @@ class Worker:
             self.ready.pop(job_id, None)
             self.claimed.pop(job_id, None)
             reason = self.reasons.pop(job_id, None) or _exit_reason(job_id, proc.pid, code)
-            self._to_master(P.JOB_EXITED, {"job_id": job_id, "returncode": code, **reason})
+            self._report_change(P.JOB_EXITED, {"job_id": job_id, "returncode": code, **reason})
             self._remember_end(job_id, proc.pid, code, reason)
             shutil.rmtree(self.files_dir / job_id, ignore_errors=True)
             logs.prune(self.log_dir, self.limits.keep_logs, set(self.procs))
@@ -301,8 +310,10 @@ class Worker:
                 "max_message_bytes": P.integer(payload, "max_message_bytes", 1, 1 << 62),
             }
             self.early_failures = 0
-            self._to_master(P.JOB_READY, self.ready[job_id])
+            self._report_change(P.JOB_READY, self.ready[job_id])
         elif tag == P.JOB_CLAIMED:
+            if job_id not in self.ready:
+                raise P.BadMessage(f"job {job_id!r} claimed before it was ready")
             claim = {
                 "client_id": P.text(payload, "client_id", max_len=64),
                 "gpus": P.items(payload, "gpus", str, 64),
@@ -315,7 +326,10 @@ class Worker:
                 "error": None,
             }
             self._usage(job_id, self.procs[job_id])  # the first look starts the CPU clock
-            self._to_master(P.JOB_CLAIMED, {"job_id": job_id, **claim})
+            class_name = self.actors[job_id]["class_name"]
+            self._report_change(
+                P.JOB_CLAIMED, {**self.ready[job_id], **claim, "class_name": class_name}
+            )
         elif tag == P.JOB_EXITED:
             self.reasons[job_id] = {
                 "reason": P.text(payload, "reason", max_len=32),
@@ -450,15 +464,21 @@ class Worker:
                 self.running = False
         self.shutdown()
 
-    def _heartbeat(self) -> None:
-        self._to_master(
-            P.WORKER_HEARTBEAT,
-            {
-                "jobs": self._state(),
-                "bad_messages": self.bad_messages,
-                "refused": self.jobs_watch.refused,
-            },
-        )
+    def _heartbeat(self, whole_state: bool = False) -> None:
+        """Say this worker lives and the number of its latest change; counters and the host's
+        memory and load only when they changed or are due, the whole state when asked."""
+        beat: dict[str, Any] = {"change": self.change, "sent": time.time()}
+        counts = (self.bad_messages, self.jobs_watch.refused)
+        if counts != self.reported_counts:
+            self.reported_counts = counts
+            beat.update(bad_messages=counts[0], refused=counts[1])
+        now = time.monotonic()
+        if now - self.last_machine >= _MACHINE_EVERY_S:
+            self.last_machine = now
+            beat["machine"] = _machine()
+        if whole_state:
+            beat["jobs"] = self._state()
+        self._to_master(P.WORKER_HEARTBEAT, beat)
 
     def _watch_master(self, now: float) -> None:
         silent = now - self.last_ack
@@ -504,6 +524,8 @@ class Worker:
         if tag == P.ACK:
             if payload.get("registered"):
                 self._accept_registration(payload)
+            elif payload.get("resync"):
+                self._send_state()
         elif tag == P.KILL_JOB:
             self._kill(P.text(payload, "job_id", max_len=64))
         elif tag == P.SHUTDOWN:
@@ -518,6 +540,13 @@ class Worker:
                 self._to_master(P.REGISTER_WORKER, self._registration())
         elif tag == P.ERROR:
             logger.error("the master refused this worker: %s", payload.get("message"))
+
+    def _send_state(self) -> None:
+        """The master missed a change: send the whole state (at most once per interval)."""
+        now = time.monotonic()
+        if now - self.last_state_sent >= self.timeouts.heartbeat_interval:
+            self.last_state_sent = now
+            self._heartbeat(whole_state=True)
 
     def shutdown(self) -> None:
         """End every job's process group, then close the sockets."""
@@ -534,6 +563,17 @@ class Worker:
         if self.gatekeeper is not None:
             self.gatekeeper.stop()
         self.context.term()
+
+
+def _machine() -> dict[str, Any]:
+    """This host's CPU count, load and memory, as the master shows them."""
+    memory = psutil.virtual_memory()
+    return {
+        "cpu_count": psutil.cpu_count() or 1,
+        "load": [float(x) for x in os.getloadavg()],
+        "memory_total": memory.total,
+        "memory_available": memory.available,
+    }
 
 
 def _exit_reason(job_id: str, pid: int, code: int) -> dict[str, str]:
