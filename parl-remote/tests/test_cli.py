@@ -6,6 +6,7 @@ import contextlib
 import errno
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -189,3 +190,11 @@ def test_a_full_disk_is_one_clear_line(monkeypatch) -> None:
                 filler.write(b"\0" * 4096)
                 filler.flush()
         _start_and_connect(disk / "xparl", monkeypatch, "XPARL_HOME", "the disk is full")
+
+
+def test_a_process_that_dies_at_start_says_why(monkeypatch) -> None:
+    cause = "OSError: [Errno 28] No space left on device"
+    dies = ["/bin/sh", "-c", f"echo {shlex.quote(cause)} >&2; exit 1", "sh"]
+    monkeypatch.setenv("XPARL_PYTHON", shlex.join(dies))  # as a master that cannot write
+    result = xparl("start", "--port", str(free_port()), "--no-monitor", check=False)
+    _one_clear_line(result, "the master", "exited with code 1", cause)

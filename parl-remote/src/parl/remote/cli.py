@@ -250,8 +250,12 @@ def _print_started(cluster: LocalCluster, cpus: int, gpu: str, host: str) -> Non
         + (f", GPUs {gpu}" if gpu else "")
         + f"; security: {_describe_mode(mode, host)})."
     )
-    click.echo(f"  connect from Python:  parl.connect({address!r})")
-    click.echo(f"  status / stop:        xparl status / xparl stop --port {cluster.port}")
+    insecure = mode is Mode.INSECURE  # clients must ask for that explicitly
+    python_opt_in, cli_opt_in = (", insecure=True", " --insecure") if insecure else ("", "")
+    click.echo(f"  connect from Python:  parl.connect({address!r}{python_opt_in})")
+    click.echo(
+        f"  status / stop:        xparl status{cli_opt_in} / xparl stop --port {cluster.port}"
+    )
     click.echo(f"  logs:                 {cluster.data_dir}")
     if cluster.monitor_url:
         click.echo(f"  web monitor:          {cluster.monitor_url}")

@@ -96,7 +96,9 @@ def stop_process(record: dict[str, Any], timeout: float = 5.0) -> None:
             return
 
 
-def _wait_file(path: Path, proc: subprocess.Popen[bytes], timeout: float, what: str) -> dict:
+def _wait_file(
+    path: Path, proc: subprocess.Popen[bytes], timeout: float, what: str, log: Path
+) -> dict:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if path.exists():
@@ -105,10 +107,23 @@ def _wait_file(path: Path, proc: subprocess.Popen[bytes], timeout: float, what: 
                 raise RuntimeError(f"{what} failed to start: {info['error']}")
             return info
         if proc.poll() is not None:
-            raise RuntimeError(f"{what} exited with code {proc.returncode} before it was ready")
+            raise RuntimeError(
+                f"{what} exited with code {proc.returncode} before it was ready: {_last_line(log)}"
+            )
         time.sleep(0.01)
     proc.kill()
     raise RuntimeError(f"{what} was not ready within {timeout:g} s")
+
+
+def _last_line(log: Path) -> str:
+    """The last line a process wrote to its log (what it died of), bounded."""
+    try:
+        with open(log, "rb") as handle:
+            handle.seek(max(0, handle.seek(0, os.SEEK_END) - 4096))
+            lines = handle.read().decode(errors="replace").strip().splitlines()
+    except OSError:
+        lines = []
+    return lines[-1][-500:] if lines else "it wrote nothing"
 
 
 def _spawn_ready(
@@ -124,7 +139,7 @@ def _spawn_ready(
     """Start a cluster process logging to ``log_path``, hand it the secret on stdin, and wait
     until it writes ``ready``."""
     proc = _spawn(cmd, log_path, timeouts, security, detach)
-    return proc, _wait_file(ready, proc, ready_timeout, what)
+    return proc, _wait_file(ready, proc, ready_timeout, what, log_path)
 
 
 def _spawn(
@@ -422,7 +437,8 @@ class LocalCluster:
         proc, ready = launched
         host = self.monitor["host"]
         try:
-            info = _wait_file(ready, proc, ready_timeout, f"the monitor on {host}")
+            log = self.data_dir / "monitor.log"
+            info = _wait_file(ready, proc, ready_timeout, f"the monitor on {host}", log)
         finally:
             ready.unlink(missing_ok=True)
         shown = advertise_host or (socket.gethostname() if host in ("0.0.0.0", "::") else host)
