@@ -130,3 +130,27 @@ def test_soft_multi_categorical_splits_per_dimension() -> None:
 def test_bad_distribution_inputs_name_the_problem(build, error, match) -> None:
     with pytest.raises(error, match=match):
         build(_pd())
+
+
+class Forward(parl.Model):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = paddle.nn.Linear(4, 2)
+
+    def forward(self, obs):
+        return self.fc(obs)
+
+
+@pytest.mark.parametrize(
+    ("shapes", "dtypes", "match"),
+    [
+        ((None, 4), ["float32", "float32"], "one shape per forward input"),
+        ([[None, 4]], "float32", "one dtype name per forward input"),
+    ],
+)
+def test_save_inference_model_names_a_bare_shape_or_dtype(tmp_path, shapes, dtypes, match):
+    """PARL asserted on these; a bare shape used to end in paddle's 'NoneType' TypeError."""
+    agent = parl.Agent(PathAlgorithm(Forward()))
+    with pytest.raises(TypeError, match=match):
+        agent.save_inference_model(tmp_path / "model", shapes, dtypes)
+    assert not list(tmp_path.iterdir())

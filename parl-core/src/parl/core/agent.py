@@ -25,6 +25,22 @@ WEIGHTS_FORMAT = "parl.weights"
 _logger = logging.getLogger("parl")
 
 
+def _check_input_specs(shapes: Any, dtypes: Any) -> None:
+    """Refuse a bare shape or a bare dtype name where one per ``forward`` input is expected."""
+    if isinstance(shapes, (str, bytes)) or not all(
+        isinstance(shape, Sequence) and not isinstance(shape, str) for shape in shapes
+    ):
+        raise TypeError(
+            f"input_shape_list must hold one shape per forward input, e.g. [[None, 4]], got "
+            f"{shapes!r}"
+        )
+    if isinstance(dtypes, str):
+        raise TypeError(
+            f"input_dtype_list must hold one dtype name per forward input, e.g. ['float32'], "
+            f"got {dtypes!r}"
+        )
+
+
 class Agent:
     """Base class of agents: numpy in, tensors to the algorithm, numpy out.
 
@@ -171,6 +187,7 @@ class Agent:
         if target is None:
             raise ValueError("save_inference_model needs a model: the algorithm holds none")
         check_model_method(target, "forward", type(self).__name__)
+        _check_input_specs(input_shape_list, input_dtype_list)
         if len(input_shape_list) != len(input_dtype_list):
             raise ValueError(
                 f"input_shape_list has {len(input_shape_list)} entries but input_dtype_list has "
