@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 from parl.env.atari_wrappers import (
     EpisodicLifeEnv,
     FireResetEnv,
@@ -118,3 +121,14 @@ def test_monitor_env_of_wrap_deepmind_counts_whole_games() -> None:
             env.reset()  # a lost life: the game goes on
             assert list(monitor.next_episode_results()) == []
     assert list(monitor.next_episode_results()) == [(info["episode"]["r"], info["episode"]["l"])]
+
+
+def test_importing_atari_wrappers_registers_the_games() -> None:
+    """PARL's Atari examples call gym.make("PongNoFrameskip-v4") without importing ale_py."""
+    code = (
+        "import gymnasium as gym\n"
+        "from parl.env.atari_wrappers import wrap_deepmind\n"
+        "env = wrap_deepmind(gym.make('PongNoFrameskip-v4'))\n"
+        "assert env.reset().shape == (84, 84, 4)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

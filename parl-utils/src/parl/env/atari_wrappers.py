@@ -5,11 +5,13 @@ grey-scale resize), ``FrameStackObservation`` and ``RecordEpisodeStatistics`` (a
 :class:`MonitorEnv`, PARL's name and readers); gymnasium has no
 wrappers for "a lost life ends the episode but not the game" and "press FIRE to start", so
 :class:`EpisodicLifeEnv` and :class:`FireResetEnv` are here. Needs ``ale-py`` and OpenCV:
-``pip install "parl-utils[atari]"``.
+``pip install "parl-utils[atari]"``. Importing this module registers ale-py's games with
+gymnasium, as old gym did, so PARL 2.x's Atari programs need no ``import ale_py``.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from typing import Any, Literal, SupportsFloat
 
@@ -18,6 +20,12 @@ from parl.utils._validation import positive_int
 
 import gymnasium as gym
 import numpy as np
+
+# Importing ale-py registers the Atari envs with gymnasium, so that, as with old gym's atari
+# extra, gym.make("PongNoFrameskip-v4") works in a program that imports this module. Without
+# the [atari] extra nothing is registered, and _ale() names what to install.
+with contextlib.suppress(ImportError):
+    import ale_py  # noqa: F401
 
 __all__ = [
     "EpisodicLifeEnv",
