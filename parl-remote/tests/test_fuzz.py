@@ -6,11 +6,17 @@ from __future__ import annotations
 
 import json
 import pickle
+import threading
+import time
 from typing import Any
 
 import parl
 import parl.remote
 from parl.remote import protocol as P
+from parl.remote.client import Client
+from parl.remote.cluster import start_worker, stop_process
+from parl.remote.config import Timeouts
+from parl.remote.security import Security
 
 import cloudpickle
 import psutil
@@ -31,6 +37,7 @@ FIELDS = [
     "worker_id",
     "token",
     "seq",
+    "change",
     "request_id",
     "job_id",
     "jobs",
@@ -144,7 +151,8 @@ def test_master_and_worker_drop_and_count_every_bad_frame(start_cluster) -> None
     registration = {
         **P.identity(),
         **fake_worker,
-        "seq": 1,
+        "seq": 1,  # the number of the worker's latest report (protocol 2)
+        "change": 1,  # (protocol 3)
         "host": "127.0.0.1",
         "address": "127.0.0.1:9",
         "cpu_num": 0,
@@ -256,3 +264,86 @@ def test_a_job_drops_and_counts_every_bad_frame(start_cluster) -> None:
     status, body = talk.ask(P.OP_CALL, b"get", pickle.dumps(((), {})))
     assert status == P.REPLY_OK and _alive(pid)
     talk.close()
+
+
+class _FakeMaster:
+    """A master played by the test (it holds the secret): it admits a real worker and a client,
+    then sends them malformed messages of every kind."""
+
+    def __init__(self, security: Security) -> None:
+        self.security = security
+        self.context = zmq.Context()
+        self.keeper = security.start_gatekeeper(self.context)
+        self.socket = self.context.socket(zmq.ROUTER)
+        self.socket.linger = 0
+        security.serve_control(self.socket)
+        self.address = f"127.0.0.1:{self.socket.bind_to_random_port('tcp://127.0.0.1')}"
+        self.peers: dict[bytes, bytes] = {}  # tag of the first message -> identity
+        self.bad_messages_reported = 0
+        self.heartbeats = 0
+
+    def serve(self, seconds: float, peers: int = 0) -> None:
+        """Answer registrations, hellos and heartbeats for ``seconds`` (or until ``peers``
+        have said hello or registered)."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0 and (not peers or len(self.peers) < peers):
+            if not self.socket.poll(int(left * 1000) + 1):
+                continue
+            identity, tag, body = self.socket.recv_multipart()
+            payload = P.decode(body, P.STATUS_MAX_BYTES)
+            if tag in (P.REGISTER_WORKER, P.HELLO):
+                self.peers[tag] = identity
+                ack = {"registered": True, "master": self.address, "mode": "auth"}
+                self.socket.send_multipart([identity, P.ACK, P.encode(ack)])
+            elif tag in (P.WORKER_HEARTBEAT, P.CLIENT_HEARTBEAT):
+                self.heartbeats += 1
+                reported = payload.get("bad_messages", self.bad_messages_reported)
+                self.bad_messages_reported = max(self.bad_messages_reported, reported)
+                self.socket.send_multipart([identity, P.ACK, b"{}"])
+
+    def flood(self, identity: bytes) -> int:
+        """Every bad frame under every tag (but a well-formed SHUTDOWN); the count of those
+        that can only be dropped."""
+        bad = 0
+        for tag in CONTROL_TAGS:
+            bodies = ALWAYS_BAD if tag == P.SHUTDOWN else ALWAYS_BAD + _wrong_typed({})
+            for body in bodies:
+                self.socket.send_multipart([identity, tag, body])
+            self.socket.send_multipart([identity, tag])
+            self.socket.send_multipart([identity, tag, b"{}", b"{}"])
+            bad += len(ALWAYS_BAD) + 2
+            self.serve(0.01)
+        return bad
+
+    def close(self) -> None:
+        self.socket.close()
+        self.keeper.stop()
+        self.context.term()
+
+
+def test_a_worker_and_a_client_drop_bad_frames_from_their_master(tmp_path) -> None:
+    security = Security("f" * 40)
+    master = _FakeMaster(security)
+    registering = threading.Thread(target=master.serve, args=(20, 2), daemon=True)
+    registering.start()
+    record = start_worker(master.address, 1, tmp_path, security=security, ready_timeout=15)
+    client = None
+    try:
+        client = Client(master.address, None, Timeouts(), security)  # answered by the thread
+        registering.join()
+        bad = master.flood(master.peers[P.REGISTER_WORKER])
+        wait = time.monotonic() + 20
+        while master.bad_messages_reported < bad and time.monotonic() < wait:
+            master.serve(0.2)
+        assert master.bad_messages_reported >= bad  # counted by the worker, which still beats
+        assert _alive(record["pid"])
+        master.flood(master.peers[P.HELLO])
+        beats = master.heartbeats
+        master.serve(1.0)
+        assert client._thread.is_alive() and master.heartbeats > beats  # the client beats on
+    finally:
+        if client is not None:
+            client.close()
+        stop_process(record)
+        master.close()
+    assert not _alive(record["pid"])
