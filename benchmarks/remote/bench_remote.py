@@ -211,7 +211,7 @@ def security_costs(quick: bool, rounds: int) -> list[tuple[str, ...]]:
     for _ in range(rounds):
         for mode in modes:
             cluster = LocalCluster.start(4, mode=mode)
-            parl.remote.connect(cluster.address)
+            parl.remote.connect(cluster.address, insecure=mode is Mode.INSECURE)
             actors = [Bench() for _ in range(4)]
             median, p99 = latency(actors[0], reps)
             figures = {
