@@ -142,6 +142,9 @@ def test_a_worker_on_another_host_joins_encrypted_and_a_stranger_is_refused(
         frames = tmp_path / "init.json"
         frames.write_text(json.dumps([f.hex() for f in init_frames(marker)]))
         stranger_home = {**os.environ, "XPARL_HOME": str(tmp_path / "stranger-home")}
+        # A guessed secret and an insecure worker dial and are refused; no secret at all is
+        # refused before dialing.
+        guessing = {**stranger_home, "PARL_CLUSTER_SECRET": "g" * 64}
         stranger = hosts.run(
             "stranger",
             [
@@ -152,13 +155,16 @@ def test_a_worker_on_another_host_joins_encrypted_and_a_stranger_is_refused(
                 actor._xparl_channel.address,
                 str(frames),
             ],
-            stranger_home,
+            guessing,
         )
-        intruder = hosts.run("stranger", [*join, "--cpu_num", "8"], stranger_home)
+        intruder = hosts.run("stranger", [*join, "--cpu_num", "8", "--insecure"], stranger_home)
+        no_secret = hosts.run("stranger", [*join, "--cpu_num", "8"], stranger_home)
         said = stranger.communicate(timeout=60)[0]
         assert "AuthenticationError" in said and "job refused" in said, said
         intruder_said = intruder.communicate(timeout=60)[0]
         assert intruder.returncode != 0 and "refused" in intruder_said, intruder_said
+        no_secret_said = no_secret.communicate(timeout=60)[0]
+        assert no_secret.returncode != 0 and "no cluster secret" in no_secret_said
         assert not marker.exists()
         status = cluster.query()
         assert status["cpus_total"] == 1 and status["refused_connections"] >= 2
