@@ -250,6 +250,9 @@ def test_a_job_drops_and_counts_every_bad_frame(start_cluster) -> None:
         for body in ALWAYS_BAD:
             count = _malformed(talk, count, op, body)
     count = _malformed(talk, count, P.OP_INIT, DEEP, b"[]", b"", b"x", b"y")  # a deep spec
+    spec, _, _, *rest = _init_frames(b"")
+    for listing in (DEEP, b'[["a", 1], 7]', b'{"a": 1}'):  # the shipped files' list
+        count = _malformed(talk, count, P.OP_INIT, spec, listing, b"", *rest)
     count = _malformed(talk, count, P.OP_INIT, *_init_frames(b"")[:3])  # too few frames
     count = _malformed(talk, count, P.OP_HELLO, b"short")
     status, _ = talk.ask(P.OP_INIT, *_init_frames(pickle.dumps(((41,), {}))))

@@ -131,8 +131,8 @@ def unpack_files(listing: bytes, blob: bytes) -> list[tuple[str, bytes]]:
     """Split the shipped files: ``listing`` is a JSON list of ``[relative path, size]``."""
     try:
         entries = json.loads(listing or b"[]")
-    except ValueError:
-        raise ValueError("the file list is not JSON") from None
+    except (ValueError, RecursionError):  # a deeply nested list must not end the job
+        raise ValueError("the file list is not a flat JSON list") from None
     if not isinstance(entries, list):
         raise ValueError("the file list must be a JSON list")
     files, offset = [], 0
