@@ -33,7 +33,7 @@ from parl.remote.config import Limits, Timeouts
 from parl.remote.exceptions import DeserializeError, SerializeError
 from parl.remote.files import unpack_files, write_files
 from parl.remote.memory import MemoryLimit
-from parl.remote.processes import end_own_group
+from parl.remote.processes import end_own_group, raise_fd_limit
 from parl.remote.security import Mode, Security
 from parl.remote.serialization import dumps, load_class, loads
 
@@ -175,13 +175,20 @@ class Job:
         monitor, so a call that never returns cannot hide the client's disconnect."""
         interval_ms = int(min(0.2, self.timeouts.memory_check_interval) * 1000)
         while True:
-            if self.watch.socket.poll(interval_ms):
-                self._watch_client()
-            if os.getppid() != self.parent:
-                end_own_group(3)
-            message = self.memory_limit.exceeded() if self.memory_limit else None
-            if message is not None:
-                self._die_of_memory(message)
+            try:
+                self._watch_once(interval_ms)
+            except Exception as exc:  # out of descriptors, say: this thread must go on
+                self._count_bad(f"a watchdog turn that failed with {exc!r}")
+                time.sleep(interval_ms / 1000)
+
+    def _watch_once(self, interval_ms: int) -> None:
+        if self.watch.socket.poll(interval_ms):
+            self._watch_client()
+        if os.getppid() != self.parent:
+            end_own_group(3)
+        message = self.memory_limit.exceeded() if self.memory_limit else None
+        if message is not None:
+            self._die_of_memory(message)
 
     def _watch_client(self) -> None:
         for event, fd in self.watch.drain():
@@ -522,6 +529,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--mode", choices=[m.value for m in Mode], required=True)
     args = parser.parse_args(argv)
     secret = sys.stdin.readline().strip() or None
+    raise_fd_limit()
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)

@@ -38,7 +38,7 @@ from parl.core.files import write_atomic
 from parl.remote import protocol as P
 from parl.remote.config import Timeouts, default_host
 from parl.remote.pending import PendingRequests, Request
-from parl.remote.processes import process_exists
+from parl.remote.processes import process_exists, raise_fd_limit
 from parl.remote.scheduler import Allocation, Capacity, Scheduler, gpu_sort_key
 from parl.remote.security import Mode, Security
 
@@ -1002,6 +1002,7 @@ def main(argv: list[str] | None = None) -> None:
         level=logging.INFO, stream=sys.stderr, format="%(asctime)s master %(levelname)s %(message)s"
     )
     os.umask(0o077)
+    raise_fd_limit()
     secret = sys.stdin.readline().strip() or None
     try:
         security = Security.for_mode(Mode(args.mode), secret)

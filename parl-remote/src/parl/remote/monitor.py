@@ -43,6 +43,7 @@ from urllib.parse import parse_qs, urlsplit
 from parl.core.files import write_atomic
 from parl.remote.exceptions import AuthenticationError
 from parl.remote.overview import MAX_LOG_LINES, actor_log, cluster_overview
+from parl.remote.processes import raise_fd_limit
 from parl.remote.security import Mode, Security
 
 import psutil
@@ -207,6 +208,7 @@ class _Handler(BaseHTTPRequestHandler):
     sys_version = ""
     protocol_version = "HTTP/1.1"
     viewer = False  # this connection showed the token and holds a viewer slot
+    raw_requestline: bytes  # read by BaseHTTPRequestHandler before parse_request
 
     def setup(self) -> None:
         super().setup()
@@ -425,6 +427,7 @@ def main(argv: list[str] | None = None) -> None:
         format="%(asctime)s monitor %(levelname)s %(message)s",
     )
     os.umask(0o077)
+    raise_fd_limit()
     secret = sys.stdin.readline().strip() or None
     token = sys.stdin.readline().strip()
     try:

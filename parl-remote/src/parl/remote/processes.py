@@ -1,4 +1,4 @@
-"""Liveness and process groups of cluster processes.
+"""Liveness, process groups and descriptor limits of cluster processes.
 
 Every job leads its own process group, so an actor's processes (children, grandchildren whose
 parent already exited) share the job's group id and end with it.
@@ -12,7 +12,7 @@ import signal
 import subprocess
 import sys
 
-__all__ = ["end_own_group", "has_exited", "kill_group", "process_exists"]
+__all__ = ["end_own_group", "has_exited", "kill_group", "process_exists", "raise_fd_limit"]
 
 
 def process_exists(pid: int) -> bool:
@@ -46,3 +46,18 @@ def end_own_group(code: int) -> None:
     if os.getpgid(0) == os.getpid():
         os.killpg(os.getpid(), signal.SIGKILL)
     os._exit(code)
+
+
+def raise_fd_limit() -> int:
+    """Raise this process's soft limit of open descriptors to its hard limit; return it.
+
+    Every connection to a cluster process holds a descriptor, also while its handshake is
+    pending, so the common soft limit of 1024 lets a stranger's idle connections exhaust them.
+    """
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != soft:
+        with contextlib.suppress(ValueError, OSError):  # refused (some macOS hard limits)
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]

@@ -38,6 +38,7 @@ PROTOCOL_VERSION = 3  # 3: workers report numbered deltas; clients cancel given-
 CONTROL_MAX_BYTES = 256 * 2**10  # what a master or worker accepts in one frame
 STATUS_MAX_BYTES = 64 * 2**20  # what a tool accepts as the answer to a status or log query
 MAX_DEPTH = 32  # nesting a control frame may have (what xparl itself sends stays far below)
+HANDSHAKE_TIMEOUT_S = 2.0  # for a peer of a bound socket to prove it holds the secret
 MAX_BURST = 1000  # messages a master or worker handles before it looks after its own duties
 
 # Control-plane tags (first frame after the ROUTER identity).
@@ -293,15 +294,21 @@ class Watch:
     being refused. A failure is logged as ``label (why; N so far)``, at most once a second so a
     port scan cannot flood a log, and the latest reason stays in ``problem``. On a bound socket
     a peer that hung up during its handshake is counted but not logged: which side notices a
-    mismatch first is a race, and a redialing member hangs up that way too.
+    mismatch first is a race, and a redialing member hangs up that way too. On a bound socket
+    a :class:`~parl.remote.doorman.Doorman` also caps the connections still in their handshake.
     """
 
     def __init__(
         self, sock: zmq.Socket, events: int, label: str, log: Any, bound: bool = False
     ) -> None:
+        from parl.remote.doorman import Doorman
+
         self.loud = HANDSHAKE_FAILED
+        self.wanted = events
+        self.doorman = Doorman(HANDSHAKE_TIMEOUT_S) if bound else None
         if bound:
             self.loud &= ~zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
+            events |= zmq.EVENT_ACCEPTED | zmq.EVENT_DISCONNECTED
         self.socket = sock.get_monitor_socket(events | HANDSHAKE_FAILED)
         self.label = label
         self.log = log
@@ -316,8 +323,11 @@ class Watch:
         events: list[tuple[int, int]] = []
         while (pair := monitor_event(self.socket)) is not None:
             event, value = pair
+            if self.doorman is not None:
+                self.doorman.saw(event, value)
             if not event & HANDSHAKE_FAILED:
-                events.append((event, value))
+                if event & self.wanted:
+                    events.append((event, value))
                 continue
             self.refused += 1
             if not event & self.loud:
@@ -327,6 +337,8 @@ class Watch:
             if now - self._last_log >= 1.0:
                 self._last_log = now
                 self.log.warning("%s (%s; %d so far)", self.label, self.problem, self.refused)
+        if self.doorman is not None:
+            self.doorman.enforce()
         return events
 
     def close(self, sock: zmq.Socket) -> None:
@@ -340,9 +352,13 @@ class Watch:
 def bind_socket(sock: zmq.Socket, host: str, port_range: str | None = None, port: int = 0) -> int:
     """Bind ``sock`` on ``host``: on ``port`` if non-zero, else on a free port of the range.
 
+    A peer that has not completed its security handshake within :data:`HANDSHAKE_TIMEOUT_S` is
+    dropped (libzmq's default waits 30 s), so idle connections of strangers cannot pile up.
+
     Returns:
         The bound port.
     """
+    sock.handshake_ivl = int(HANDSHAKE_TIMEOUT_S * 1000)
     if port:
         sock.bind(f"tcp://{host}:{port}")
         return port

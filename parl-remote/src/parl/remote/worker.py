@@ -36,7 +36,7 @@ from parl.core.files import write_atomic
 from parl.remote import logs
 from parl.remote import protocol as P
 from parl.remote.config import Limits, Timeouts, default_host, private_dir, python_command
-from parl.remote.processes import has_exited, kill_group, process_exists
+from parl.remote.processes import has_exited, kill_group, process_exists, raise_fd_limit
 from parl.remote.security import SECRET_ENV, Mode, Security
 
 import psutil
@@ -122,6 +122,7 @@ class Worker:
         self.counter = 0
         self.early_failures = 0
         self.bad_messages = 0
+        self.failures = 0  # of messages and duties that raised: logged, never fatal
         self.running = True
         self.last_ack = time.monotonic()
         self.master_lost = False
@@ -213,9 +214,23 @@ class Worker:
         env["PYTHONDONTWRITEBYTECODE"] = "1"  # shipped modules leave no (world-readable) .pyc
         if self.port_range:
             env["XPARL_PORT_RANGE"] = self.port_range
+        try:
+            proc = self._start_job(job_id, files, env)
+        except OSError:  # out of descriptors or processes: the next turn tries again
+            shutil.rmtree(files, ignore_errors=True)
+            (self.log_dir / f"{job_id}.log").unlink(missing_ok=True)
+            raise
+        assert proc.stdin is not None
+        with contextlib.suppress(BrokenPipeError):
+            proc.stdin.write(f"{self.job_security.secret or ''}\n".encode())
+        with contextlib.suppress(BrokenPipeError):
+            proc.stdin.close()
+        self.procs[job_id] = proc
+
+    def _start_job(self, job_id: str, files: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
         log = os.open(self.log_dir / f"{job_id}.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         try:
-            proc = subprocess.Popen(
+            return subprocess.Popen(
                 [
                     *python_command(),
                     "-m",
@@ -244,12 +259,6 @@ class Worker:
             )
         finally:
             os.close(log)
-        assert proc.stdin is not None
-        with contextlib.suppress(BrokenPipeError):
-            proc.stdin.write(f"{self.job_security.secret or ''}\n".encode())
-        with contextlib.suppress(BrokenPipeError):
-            proc.stdin.close()
-        self.procs[job_id] = proc
 
     def _reap(self) -> None:
         for job_id, proc in list(self.procs.items()):
@@ -276,8 +285,11 @@ class Worker:
                     )
                     self.running = False
                     return
-            if self.running:
-                self._spawn()
+
+    def _refill(self) -> None:
+        """Start jobs until the pool is full (after a failed start, again on the next turn)."""
+        while self.running and len(self.procs) < self.cpu_num + len(self.gpus):
+            self._spawn()
 
     def _rotate_logs(self) -> None:
         for job_id in self.procs:
@@ -420,7 +432,7 @@ class Worker:
                 ps = self.usage[job_id] = psutil.Process(proc.pid)
             with ps.oneshot():
                 return {"cpu_percent": ps.cpu_percent(None), "rss": ps.memory_info().rss}
-        except psutil.Error:
+        except (psutil.Error, OSError):  # gone, or no descriptor left to look
             return {"cpu_percent": 0.0, "rss": 0}
 
     def _kill(self, job_id: str) -> None:
@@ -430,9 +442,10 @@ class Worker:
 
     # ------------------------------------------------------------------ main loop
     def serve(self) -> None:
-        """Keep the pool full and the master informed until stopped."""
-        for _ in range(self.cpu_num + len(self.gpus)):
-            self._spawn()
+        """Keep the pool full and the master informed until stopped. An error of one duty
+        (descriptors exhausted by a stranger's connections, say) is logged and counted, and
+        the loop goes on."""
+        self._safely(self._refill)
         last_beat = last_rotate = 0.0
         last_loop = time.monotonic()
         while self.running:
@@ -447,16 +460,17 @@ class Worker:
                 self._drain(self.master, 2, self._on_master_message)
             self.jobs_watch.drain()
             self.master_watch.drain()
-            self._reap()
+            self._safely(self._reap)
+            self._safely(self._refill)
             now = time.monotonic()
             if now - last_loop > self.timeouts.heartbeat_timeout / 2:
                 self.last_ack = now  # this process was stalled: give the master a new window
             last_loop = now
             if now - last_beat >= self.timeouts.heartbeat_interval:
-                self._heartbeat()
+                self._safely(self._heartbeat)
                 last_beat = now
             if now - last_rotate >= _ROTATE_EVERY_S:
-                self._rotate_logs()
+                self._safely(self._rotate_logs)
                 last_rotate = now
             self._watch_master(now)
             if self.owner_pid is not None and not process_exists(self.owner_pid):
@@ -512,6 +526,19 @@ class Worker:
                 self.bad_messages += 1
                 if self.bad_messages <= 10 or self.bad_messages % 1000 == 0:
                     logger.warning("dropped a malformed message (%s)", exc)
+            except Exception:  # one message never ends the worker and its actors
+                self._count_failure("a message")
+
+    def _safely(self, duty: Callable[[], None]) -> None:
+        try:
+            duty()
+        except Exception:
+            self._count_failure(duty.__name__.strip("_").replace("_", " "))
+
+    def _count_failure(self, what: str) -> None:
+        self.failures += 1
+        if self.failures <= 10 or self.failures % 1000 == 0:
+            logger.exception("%s failed (%d failures so far); going on", what, self.failures)
 
     def _on_master_message(self, frames: list[bytes]) -> None:
         if len(frames) != 2:
@@ -613,6 +640,7 @@ def main(argv: list[str] | None = None) -> None:
         level=logging.INFO, stream=sys.stderr, format="%(asctime)s worker %(levelname)s %(message)s"
     )
     secret = sys.stdin.readline().strip() or None
+    raise_fd_limit()
     gpus = [g.strip() for g in args.gpu.split(",") if g.strip()]
     try:
         worker = Worker(

@@ -1,0 +1,148 @@
+"""A stranger without the secret floods a worker and a master with idle TCP connections after
+the test lowered their descriptor limit (so the flood exhausts it): both survive, and the
+cluster's members are still served. Real processes on 127.0.0.1."""
+
+from __future__ import annotations
+
+import errno
+import resource
+import selectors
+import socket
+import threading
+from collections.abc import Iterator
+
+import parl
+import parl.remote
+from parl.remote import protocol as P
+from parl.remote.cluster import LocalCluster, query
+
+import psutil
+import pytest
+
+from .conftest import wait_for
+
+HEADROOM = 40  # descriptors left to a process above what it holds when the flood starts
+
+
+@parl.remote_class
+class Echo:
+    def echo(self, value: object) -> object:
+        return value
+
+
+class Flood:
+    """Holds ``count`` idle connections to ``address`` (nothing is ever sent on them) and opens
+    a new one for each the server closes, as a stranger keeping its descriptors taken would."""
+
+    def __init__(self, address: str, count: int) -> None:
+        host, port = address.rsplit(":", 1)
+        self.target = (host, int(port))
+        self.count = count
+        self.selector = selectors.DefaultSelector()
+        self.stop = threading.Event()
+        self.reopened = 0
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> Flood:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join(10)
+        for key in list(self.selector.get_map().values()):
+            key.fileobj.close()  # type: ignore[union-attr]
+        self.selector.close()
+
+    def _open(self) -> None:
+        sock = socket.socket()
+        sock.setblocking(False)
+        code = sock.connect_ex(self.target)
+        if code not in (0, errno.EINPROGRESS):
+            sock.close()
+            return
+        self.selector.register(sock, selectors.EVENT_READ)
+
+    def _run(self) -> None:
+        while not self.stop.is_set():
+            while len(self.selector.get_map()) < self.count:
+                self._open()
+            for key, _ in self.selector.select(0.05):
+                sock = key.fileobj
+                try:
+                    closed = sock.recv(64) == b""  # type: ignore[union-attr]
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    closed = True
+                if closed:
+                    self.selector.unregister(sock)
+                    sock.close()  # type: ignore[union-attr]
+                    self.reopened += 1
+
+
+def lower_fd_limit(pid: int) -> int:
+    """Set the soft and hard descriptor limits of ``pid`` to what it holds plus HEADROOM."""
+    limit = psutil.Process(pid).num_fds() + HEADROOM
+    resource.prlimit(pid, resource.RLIMIT_NOFILE, (limit, limit))
+    return limit
+
+
+def exhausted(pid: int, limit: int) -> bool:
+    return bool(psutil.Process(pid).num_fds() >= limit - 2)
+
+
+def alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+@pytest.fixture
+def cluster(start_cluster) -> Iterator[LocalCluster]:  # type: ignore[no-untyped-def]
+    cluster = start_cluster(2)
+    cluster.wait_for_jobs(2, 30)
+    yield cluster
+
+
+def test_a_flooded_worker_keeps_its_actors_and_serves_new_ones(cluster: LocalCluster) -> None:
+    parl.remote.connect(cluster.address)
+    before = Echo()
+    assert before.echo(0) == 0
+    worker = cluster.query()["workers"][0]
+    limit = lower_fd_limit(worker["pid"])
+    with Flood(worker["address"], 3 * limit) as flood:
+        wait_for(lambda: exhausted(worker["pid"], limit), 30, "the worker's descriptors taken")
+        during = Echo()  # claimed while the worker has no descriptor to spare
+        assert during.echo(1) == 1 and before.echo(2) == 2
+        del during  # its job exits: the worker must start a new one, and cannot yet
+        wait_for(lambda: flood.reopened >= limit, 30, "the flood to hold on past timeouts")
+        assert alive(worker["pid"])
+        assert before.echo(3) == 3
+    assert alive(worker["pid"])
+    wait_for(lambda: cluster.query()["cpus_vacant"] == 1, 30, "the released CPU back")
+    cluster.wait_for_jobs(1, 30)  # the pool refilled once descriptors came free
+    after = Echo()
+    assert after.echo(4) == 4 and before.echo(5) == 5
+
+
+def test_a_flooded_master_still_answers_members(cluster: LocalCluster) -> None:
+    master = cluster.master["pid"]
+    limit = lower_fd_limit(master)
+    with Flood(cluster.address, 3 * limit) as flood:
+        wait_for(lambda: exhausted(master, limit), 30, "the master's descriptors taken")
+
+        def answers() -> bool:
+            try:
+                return bool(query(cluster.address, P.STATUS, timeout=3, security=cluster.security))
+            except ConnectionError:
+                return False
+
+        wait_for(answers, 60, "a status answer while the flood goes on")
+        parl.remote.connect(cluster.address)
+        assert Echo().echo(1) == 1
+        wait_for(lambda: flood.reopened >= limit, 30, "the flood to hold on past timeouts")
+        assert alive(master)
+    assert alive(master)
+    assert cluster.query()["cpus_total"] == 2
