@@ -14,6 +14,7 @@ import importlib
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -90,6 +91,26 @@ def test_classes_the_actor_cannot_import_travel_by_value(plain_module: Any) -> N
     frames = pickle_class(local, {f"{plain_module.__name__}.py"})
     assert isinstance(loads(frames), type)
     assert _load_elsewhere(frames, "cls.__name__") == "Local"
+
+
+def test_classes_travel_by_value_from_several_threads_at_once(plain_module: Any) -> None:
+    # cloudpickle's by-value registration is global: unguarded, one thread's unregister broke
+    # another's pickle (ValueError: ... is not registered for pickle by value).
+    errors: list[BaseException] = []
+
+    def pickle_many() -> None:
+        try:
+            for _ in range(200):
+                pickle_class(plain_module.Plain, set())
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=pickle_many) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert not errors and not any(thread.is_alive() for thread in threads)
 
 
 def test_the_proxy_in_the_module_stands_for_its_class(plain_module: Any) -> None:

@@ -26,6 +26,7 @@ import os
 import pickle
 import sys
 import sysconfig
+import threading
 import types
 from collections import ChainMap
 from collections.abc import Collection, Sequence
@@ -109,6 +110,9 @@ def loads(frames: Sequence[Any], what: str = "object") -> Any:
         ) from exc
 
 
+_by_value_lock = threading.Lock()
+
+
 @dataclass(frozen=True)
 class ClassReference:
     """An actor class that the actor's process imports itself: ``qualname`` in ``module``."""
@@ -131,11 +135,13 @@ def pickle_class(cls: type, shipped: Collection[str]) -> list[Any]:
             return dumps(ClassReference(cls.__module__, cls.__qualname__), "a class reference")
         return dumps(cls, f"the class {cls.__qualname__}")  # a local class: by value
     # What the class refers to in a module the actor's process cannot import goes by value too.
-    cloudpickle.register_pickle_by_value(module)
-    try:
-        return dumps(cls, f"the class {cls.__qualname__}")
-    finally:
-        cloudpickle.unregister_pickle_by_value(module)
+    # The registration is cloudpickle's global state: one thread at a time.
+    with _by_value_lock:
+        cloudpickle.register_pickle_by_value(module)
+        try:
+            return dumps(cls, f"the class {cls.__qualname__}")
+        finally:
+            cloudpickle.unregister_pickle_by_value(module)
 
 
 def load_class(frames: Sequence[Any], what: str, shipped_folder: Path | None) -> type:
