@@ -11,6 +11,7 @@ The semantics on every backend are in ``test_backends.py``
 from __future__ import annotations
 
 import importlib
+import multiprocessing
 import os
 import subprocess
 import sys
@@ -225,5 +226,23 @@ def test_get_global_client_is_the_process_client(shared_cluster: Any) -> None:
     client = parl.connect(shared_cluster.address)
     try:
         assert get_global_client() is client is get_client()
+        # A forked child gets a client of its own, on the same cluster (PARL 2.x's contract).
+        context = multiprocessing.get_context("fork")
+        answers = context.Queue()
+        child = context.Process(target=_report_client, args=(answers,))
+        child.start()
+        try:
+            assert answers.get(timeout=60) == (True, client.address)
+        finally:
+            child.join(30)
+            if child.is_alive():
+                child.kill()
+        assert child.exitcode == 0
     finally:
         parl.remote.disconnect()
+
+
+def _report_client(answers: Any) -> None:
+    client = get_global_client()
+    answers.put((client.pid == os.getpid(), client.address))
+    parl.remote.disconnect()
