@@ -129,14 +129,18 @@ def decode(frame: bytes, limit: int = CONTROL_MAX_BYTES) -> dict[str, Any]:
 
 
 def _too_deep(payload: Any) -> bool:
-    """Whether ``payload`` nests lists and objects deeper than :data:`MAX_DEPTH` (no recursion)."""
-    stack = [(payload, 1)]
-    while stack:
-        value, depth = stack.pop()
+    """Whether ``payload`` nests lists and objects deeper than :data:`MAX_DEPTH` (level by
+    level, without recursion)."""
+    level, depth = [payload], 1
+    while level:
         if depth > MAX_DEPTH:
             return True
-        children = value.values() if isinstance(value, dict) else value
-        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+        deeper = []
+        for value in level:
+            for child in value.values() if isinstance(value, dict) else value:
+                if isinstance(child, (dict, list)):
+                    deeper.append(child)
+        level, depth = deeper, depth + 1
     return False
 
 
