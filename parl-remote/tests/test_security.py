@@ -22,8 +22,9 @@ from pathlib import Path
 import parl
 import parl.remote
 from parl.remote import protocol as P
-from parl.remote.client import ActorChannel, _JobUnreachable
+from parl.remote.client import ActorChannel, Client, _JobUnreachable
 from parl.remote.cluster import LocalCluster, find_security, query, stop_process
+from parl.remote.config import Timeouts
 from parl.remote.exceptions import AuthenticationError
 from parl.remote.security import SECRET_ENV, Mode, Security, read_secret_file
 
@@ -572,7 +573,7 @@ def test_a_client_with_the_secret_refuses_a_master_that_says_insecure(tmp_path) 
     seen: list[bytes] = []
 
     def answer() -> None:
-        while master.poll(5000):
+        if master.poll(10_000):
             identity, tag, _ = master.recv_multipart()
             seen.append(tag)
             reply = {**P.identity(), "master": f"127.0.0.1:{port}", "mode": "insecure"}
@@ -582,9 +583,7 @@ def test_a_client_with_the_secret_refuses_a_master_that_says_insecure(tmp_path) 
     thread.start()
     try:
         with pytest.raises(AuthenticationError, match="without authentication"):
-            parl.remote.client.Client(
-                f"127.0.0.1:{port}", None, parl.remote.config.Timeouts(), security
-            )
+            Client(f"127.0.0.1:{port}", None, Timeouts(), security)
     finally:
         thread.join(10)
         master.close(linger=0)
