@@ -532,6 +532,7 @@ def _squatter(port: int) -> Iterator[str]:
 def test_no_secret_no_connection_and_no_silent_downgrade(start_cluster, monkeypatch) -> None:
     """A port squatter's --insecure cluster gets nothing of a client that found no secret, or
     a stale one; insecure is used only when asked for."""
+    monkeypatch.delenv(SECRET_ENV, raising=False)
     port = free_port()
     owner = start_cluster(1, port=port)
     for alias in ("localhost", "127.0.0.1", "[::1]"):  # loopback names share the record
