@@ -243,7 +243,6 @@ class ActorLearner:
         """Process ids of the actors whose batches were learned from."""
         self._stop = threading.Event()
         self._lock = threading.Lock()
-        self._spawn_lock = threading.Lock()
         self._weights: tuple[int, dict[str, np.ndarray]] = (0, algorithm.model.get_weights())
         self._errors: list[BaseException] = []
         self._actors: dict[int, Any] = {}
@@ -256,10 +255,7 @@ class ActorLearner:
         return (self.make_env, self.make_model, self.envs_per_actor, steps, seed)
 
     def _spawn(self, slot: int, generation: int) -> Any:
-        # One constructor at a time: parl-remote's first construction of a class pickles it,
-        # which is not safe from two threads at once (a ValueError from cloudpickle).
-        with self._spawn_lock:
-            actor = _RemoteRolloutActor(*self._actor_args(slot, generation))
+        actor = _RemoteRolloutActor(*self._actor_args(slot, generation))
         pid = self._wait(actor.pid())
         with self._lock:
             self._actors[slot] = actor
