@@ -55,11 +55,15 @@ def commit() -> str:
     return head + ("+dirty" if dirty else "")
 
 
+def command() -> str:
+    """Return this benchmark's command line, as run from the repository root."""
+    return "python " + " ".join([os.path.relpath(sys.argv[0], ROOT), *sys.argv[1:]])
+
+
 def header(title: str) -> str:
     """Return the markdown header every results file starts with."""
-    command = "python " + " ".join([os.path.relpath(sys.argv[0], ROOT), *sys.argv[1:]])
     return (
-        f"# {title}\n\n- command: `{command}`\n- commit: `{commit()}`\n- machine: {machine()}\n\n"
+        f"# {title}\n\n- command: `{command()}`\n- commit: `{commit()}`\n- machine: {machine()}\n\n"
     )
 
 
