@@ -5,6 +5,7 @@ cluster's members are still served. Real processes on 127.0.0.1."""
 from __future__ import annotations
 
 import errno
+import logging
 import resource
 import selectors
 import socket
@@ -15,9 +16,11 @@ import parl
 import parl.remote
 from parl.remote import protocol as P
 from parl.remote.cluster import LocalCluster, query
+from parl.remote.security import Security, new_secret
 
 import psutil
 import pytest
+import zmq
 
 from .conftest import wait_for
 
@@ -146,3 +149,32 @@ def test_a_flooded_master_still_answers_members(cluster: LocalCluster) -> None:
         assert alive(master)
     assert alive(master)
     assert cluster.query()["cpus_total"] == 2
+
+
+def test_a_member_hung_up_on_once_is_not_told_it_was_refused() -> None:
+    """A server that hangs up mid-handshake (a busy master's handshake timeout, a flooded one
+    making room) is a refusal only when it happens DROPS_TO_REFUSAL times in a row: a CURVE
+    server answers the wrong secret that way, every time."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(10)
+    context = zmq.Context()
+    address = f"127.0.0.1:{server.getsockname()[1]}"
+    sock, watch = P.dial(context, address, Security(new_secret()), "refused", logging.getLogger())
+    try:
+        problems: list[str | None] = []
+
+        def refusals() -> int:
+            watch.drain()
+            return watch.refused
+
+        for drop in range(1, P.DROPS_TO_REFUSAL + 1):
+            conn, _ = server.accept()  # the member dials (again); hang up at once
+            conn.close()
+            wait_for(lambda d=drop: refusals() >= d, 10, f"hang-up {drop} to be seen")
+            problems.append(watch.problem)
+        assert problems[:-1] == [None] * (P.DROPS_TO_REFUSAL - 1) and problems[-1] is not None
+    finally:
+        watch.close(sock)
+        sock.close(linger=0)
+        context.term()
+        server.close()

@@ -38,7 +38,8 @@ PROTOCOL_VERSION = 3  # 3: workers report numbered deltas; clients cancel given-
 CONTROL_MAX_BYTES = 256 * 2**10  # what a master or worker accepts in one frame
 STATUS_MAX_BYTES = 64 * 2**20  # what a tool accepts as the answer to a status or log query
 MAX_DEPTH = 32  # nesting a control frame may have (what xparl itself sends stays far below)
-HANDSHAKE_TIMEOUT_S = 2.0  # for a peer of a bound socket to prove it holds the secret
+HANDSHAKE_TIMEOUT_S = 5.0  # for a peer of a bound socket to prove it holds the secret
+DROPS_TO_REFUSAL = 3  # handshakes in a row a server hangs up on before a member calls it refusal
 MAX_BURST = 1000  # messages a master or worker handles before it looks after its own duties
 
 # Control-plane tags (first frame after the ROUTER identity).
@@ -300,6 +301,9 @@ class Watch:
     a peer that hung up during its handshake is counted but not logged: which side notices a
     mismatch first is a race, and a redialing member hangs up that way too. On a bound socket
     a :class:`~parl.remote.doorman.Doorman` also caps the connections still in their handshake.
+    On a connecting socket a server that hangs up mid-handshake (how a CURVE server answers the
+    wrong secret) counts as a refusal only :data:`DROPS_TO_REFUSAL` times in a row: once is a
+    busy server's handshake timeout or a flooded one making room.
     """
 
     def __init__(
@@ -310,9 +314,12 @@ class Watch:
         self.loud = HANDSHAKE_FAILED
         self.wanted = events
         self.doorman = Doorman(HANDSHAKE_TIMEOUT_S) if bound else None
+        self.dropped = 0  # handshakes in a row the server hung up on
         if bound:
             self.loud &= ~zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
             events |= zmq.EVENT_ACCEPTED | zmq.EVENT_DISCONNECTED
+        else:
+            events |= zmq.EVENT_HANDSHAKE_SUCCEEDED
         self.socket = sock.get_monitor_socket(events | HANDSHAKE_FAILED)
         self.label = label
         self.log = log
@@ -329,6 +336,8 @@ class Watch:
             event, value = pair
             if self.doorman is not None:
                 self.doorman.saw(event, value)
+            if event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
+                self.dropped = 0
             if not event & HANDSHAKE_FAILED:
                 if event & self.wanted:
                     events.append((event, value))
@@ -336,6 +345,10 @@ class Watch:
             self.refused += 1
             if not event & self.loud:
                 continue
+            if event == zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL:
+                self.dropped += 1
+                if self.dropped < DROPS_TO_REFUSAL:
+                    continue
             self.problem = handshake_problem(event, value)
             now = time.monotonic()
             if now - self._last_log >= 1.0:
