@@ -102,6 +102,14 @@ def alive(pid: int) -> bool:
         return False
 
 
+def answers(address: str, tag: bytes, cluster: LocalCluster) -> bool:
+    """Whether a member dialing ``address`` now gets an answer to ``tag`` within 3 s."""
+    try:
+        return bool(query(address, tag, timeout=3, security=cluster.security))
+    except ConnectionError:
+        return False
+
+
 @pytest.fixture
 def cluster(start_cluster) -> Iterator[LocalCluster]:  # type: ignore[no-untyped-def]
     cluster = start_cluster(2)
@@ -119,6 +127,8 @@ def test_a_flooded_worker_keeps_its_actors_and_serves_new_ones(cluster: LocalClu
         wait_for(lambda: exhausted(worker["pid"], limit), 30, "the worker's descriptors taken")
         during = Echo()  # claimed while the worker has no descriptor to spare
         assert during.echo(1) == 1 and before.echo(2) == 2
+        # A member dialing the flooded worker (what `xparl status` does) is answered.
+        wait_for(lambda: answers(worker["address"], P.INSPECT, cluster), 60, "an inspection")
         del during  # its job exits: the worker must start a new one, and cannot yet
         wait_for(lambda: flood.reopened >= limit, 30, "the flood to hold on past timeouts")
         assert alive(worker["pid"])
@@ -136,13 +146,11 @@ def test_a_flooded_master_still_answers_members(cluster: LocalCluster) -> None:
     with Flood(cluster.address, 3 * limit) as flood:
         wait_for(lambda: exhausted(master, limit), 30, "the master's descriptors taken")
 
-        def answers() -> bool:
-            try:
-                return bool(query(cluster.address, P.STATUS, timeout=3, security=cluster.security))
-            except ConnectionError:
-                return False
-
-        wait_for(answers, 60, "a status answer while the flood goes on")
+        wait_for(
+            lambda: answers(cluster.address, P.STATUS, cluster),
+            60,
+            "a status answer while the flood goes on",
+        )
         parl.remote.connect(cluster.address)
         assert Echo().echo(1) == 1
         wait_for(lambda: flood.reopened >= limit, 30, "the flood to hold on past timeouts")
