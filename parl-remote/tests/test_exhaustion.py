@@ -25,6 +25,9 @@ import zmq
 from .conftest import wait_for
 
 HEADROOM = 40  # descriptors left to a process above what it holds when the flood starts
+needs_prlimit = pytest.mark.skipif(
+    not hasattr(resource, "prlimit"), reason="setting another process's fd limit needs Linux"
+)
 
 
 @parl.remote_class
@@ -117,6 +120,7 @@ def cluster(start_cluster) -> Iterator[LocalCluster]:  # type: ignore[no-untyped
     yield cluster
 
 
+@needs_prlimit
 def test_a_flooded_worker_keeps_its_actors_and_serves_new_ones(cluster: LocalCluster) -> None:
     parl.remote.connect(cluster.address)
     before = Echo()
@@ -140,6 +144,7 @@ def test_a_flooded_worker_keeps_its_actors_and_serves_new_ones(cluster: LocalClu
     assert after.echo(4) == 4 and before.echo(5) == 5
 
 
+@needs_prlimit
 def test_a_flooded_master_still_answers_members(cluster: LocalCluster) -> None:
     master = cluster.master["pid"]
     limit = lower_fd_limit(master)

@@ -14,7 +14,9 @@ because libzmq drops the others. Beyond the cap, the doorman hangs up on the old
 connections that have had :data:`GRACE_S` to prove themselves (a member's handshake takes
 milliseconds), keeping the newest, so a member dialing in during a flood is among the last to
 go. Hanging up is a ``shutdown`` of the descriptor, never a ``close``: libzmq sees the peer gone
-and closes the descriptor itself, so its books stay right.
+and closes the descriptor itself, so its books stay right. (Should libzmq close a descriptor and
+reuse it for a new connection between the monitor's report and the hang-up, that connection is
+hung up on instead; a member's socket then simply dials again.)
 """
 
 from __future__ import annotations
