@@ -23,6 +23,7 @@ Run as ``python -m parl.remote.master --port P`` with the cluster secret on stdi
 from __future__ import annotations
 
 import argparse
+import bisect
 import hmac
 import logging
 import os
@@ -55,8 +56,8 @@ CLAIM_TIMEOUT_S = 60.0  # a grant not claimed within this is taken back (its cli
 STATUS_LIMIT = 1000  # entries of each list in a status answer, unless asked for fewer or more
 MAX_STATUS_LIMIT = 20_000
 _MAX_SCRIPT_CHARS = 512  # of a client's script path kept (its end): a hello's memory is bounded
-_LAG_WINDOW_S = 5.0  # the lag shown is the largest over the last one or two windows
-_EMPTY_ACK = P.encode({})
+_LAG_WINDOW_S = 5.0  # the lag shown is the larger of this window's and the last one's
+_LAG_BUCKETS = [0.001 * 1.25**i for i in range(64)]  # upper bounds: 1 ms to about 1.6 hours
 _RESYNC_ACK = P.encode({"resync": True})
 
 
@@ -99,29 +100,45 @@ class _Client:
 
 
 class _Lag:
-    """How old the heartbeats the master reads are, over the last one or two windows."""
+    """How old the heartbeats the master reads are: the 90th percentile over the last one or
+    two windows, so neither one slow heartbeat nor one member's wrong clock moves it.
+
+    A heartbeat carries its worker's send time; its delay minus the shortest delay seen from
+    that worker (its clock offset and the transport's latency) is how long it waited for the
+    master. Samples are counted in logarithmic buckets: O(1) per heartbeat.
+    """
 
     def __init__(self) -> None:
-        self.current = 0.0
+        self.counts = [0] * (len(_LAG_BUCKETS) + 1)
         self.previous = 0.0
+        self.seconds = 0.0
         self.window_start = time.monotonic()
         self.behind = False
 
     def sample(self, worker: _Worker, sent: float) -> None:
         delay = time.time() - sent
         if delay < worker.min_delay:
-            worker.min_delay = delay  # this worker's clock offset plus the transport's latency
-        lag = delay - worker.min_delay
-        if lag > self.current:
-            self.current = lag
+            worker.min_delay = delay
+        self.counts[bisect.bisect_left(_LAG_BUCKETS, delay - worker.min_delay)] += 1
 
-    def roll(self, now: float) -> None:
+    def update(self, now: float) -> None:
+        """Recompute :attr:`seconds`; start a new window when this one is over."""
+        current = self._percentile(0.9)
         if now - self.window_start >= _LAG_WINDOW_S:
-            self.previous, self.current, self.window_start = self.current, 0.0, now
+            self.previous, self.window_start = current, now
+            self.counts = [0] * len(self.counts)
+        self.seconds = max(current, self.previous)
 
-    @property
-    def seconds(self) -> float:
-        return max(self.current, self.previous)
+    def _percentile(self, q: float) -> float:
+        total = sum(self.counts)
+        if not total:
+            return 0.0
+        seen = 0
+        for bucket, count in enumerate(self.counts):
+            seen += count
+            if seen >= q * total:
+                return _LAG_BUCKETS[min(bucket, len(_LAG_BUCKETS) - 1)]
+        return _LAG_BUCKETS[-1]
 
 
 class Master:
@@ -353,8 +370,10 @@ class Master:
         if worker is None:
             return
         sent = msg.get("sent")
-        if isinstance(sent, float):
+        ack: dict[str, Any] = {}
+        if type(sent) is float and abs(time.time() - sent) < 86400:
             self.lag.sample(worker, sent)
+            ack["sent"] = sent  # echoed: the worker can time its master
         if "bad_messages" in msg:
             worker.bad_messages = P.integer(msg, "bad_messages", 0, 1 << 62)
             worker.refused = P.integer(msg, "refused", 0, 1 << 62, 0)
@@ -368,10 +387,9 @@ class Master:
             self._apply_state(worker, jobs, change)
             self._serve_pending()
         elif change > worker.change:
-            worker.resync_asked = 0.0
-            self._ask_state(worker)  # a change never arrived: ask for the whole state
-            return
-        self._send(identity, P.ACK, _EMPTY_ACK)
+            worker.resync_asked = time.monotonic()
+            ack["resync"] = True  # a change never arrived: ask for the whole state
+        self._send(identity, P.ACK, _ack_body(ack))
 
     def _apply_state(self, worker: _Worker, jobs: dict[str, Any], change: int) -> None:
         """Make the books agree with what ``worker`` says it runs (a newer report only).
@@ -717,7 +735,7 @@ class Master:
             self._expire_grants(now)
 
     def _report_lag(self, now: float) -> None:
-        self.lag.roll(now)
+        self.lag.update(now)
         lag = self.lag.seconds
         if lag > 2 * self.timeouts.heartbeat_interval and not self.lag.behind:
             self.lag.behind = True
@@ -944,6 +962,14 @@ def _actor_entry(allocation: Allocation) -> dict[str, Any]:
         "claimed": allocation.claimed,
         "since": allocation.since,
     }
+
+
+def _ack_body(ack: dict[str, Any]) -> bytes:
+    """A heartbeat's answer; the common one (its send time echoed) without the JSON encoder,
+    which costs more than the rest of a heartbeat."""
+    if len(ack) == 1 and "sent" in ack:
+        return b'{"sent":%r}' % ack["sent"]
+    return P.encode(ack)
 
 
 def _first(values: Any, limit: int) -> list[Any]:
