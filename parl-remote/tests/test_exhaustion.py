@@ -164,6 +164,29 @@ def test_a_flooded_master_still_answers_members(cluster: LocalCluster) -> None:
     assert cluster.query()["cpus_total"] == 2
 
 
+@needs_prlimit
+def test_a_flooded_job_keeps_serving_its_client(cluster: LocalCluster) -> None:
+    """The client's connection is older than any stranger's, so the job's cap on pending
+    handshakes never hangs up on it: calls go on through the flood."""
+    parl.remote.connect(cluster.address)
+    actor = Echo()
+    assert actor.echo(0) == 0
+    job = cluster.query()["actors"][0]
+    limit = lower_fd_limit(job["pid"])
+    with Flood(job["address"], 3 * limit) as flood:
+        wait_for(lambda: exhausted(job["pid"], limit), 30, "the job's descriptors taken")
+        calls = 0
+
+        def serving() -> bool:
+            nonlocal calls
+            calls += 1
+            assert actor.echo(calls) == calls
+            return flood.reopened >= limit
+
+        wait_for(serving, 60, "calls while the flood holds on past the cap")
+    assert actor.echo("after") == "after" and alive(job["pid"])
+
+
 def test_a_member_hung_up_on_once_is_not_told_it_was_refused() -> None:
     """A server that hangs up mid-handshake (a busy master's handshake timeout, a flooded one
     making room) is a refusal only when it happens DROPS_TO_REFUSAL times in a row: a CURVE
