@@ -217,6 +217,7 @@ def idle_window(cluster: Cluster, seconds: float) -> dict[str, Any]:
         "master": memory_mib([cluster.master]),
         "cluster": {**memory_mib(everyone), "processes": len(everyone)},
         "master_fds": cluster.master.num_fds(),
+        "load_1m": round(os.getloadavg()[0], 1),  # other work on the machine shows here
     }
 
 
@@ -380,7 +381,8 @@ def write(result: dict[str, Any]) -> str:
     text += (
         f"- one worker with its warm pool (a job process per CPU): PSS {per_worker['pss_mib']:.0f}"
         f" MiB (RSS {per_worker['rss_mib']:.0f} MiB); {fit['available_mib']:,} MiB available, "
-        f"{fit['reserve_mib']:,} MiB kept free: room for {fit['fit']} workers"
+        f"{fit['reserve_mib']:,} MiB kept free: room for {fit['fit']} workers ({result['asked']}"
+        f" need {result['asked'] * per_worker['pss_mib'] / 1024:.1f} GiB)"
     )
     if result["workers"] < result["asked"]:
         text += (
@@ -388,7 +390,11 @@ def write(result: dict[str, Any]) -> str:
             "one job per CPU; no option makes it smaller)"
         )
     text += f"\n- {result['workers']} workers registered with every warm job in "
-    text += f"{result['start_s']} s (`xparl connect`, {result['parallel']} at a time)\n\n"
+    text += f"{result['start_s']} s (`xparl connect`, {result['parallel']} at a time)\n"
+    text += (
+        f"- load average (1 min) at the end of the idle windows: {idle['load_1m']:g} with the "
+        f"workers, {alone['load_1m']:g} before them ({os.cpu_count()} cores)\n\n"
+    )
     cpu, cpu_alone = idle["cpu_percent"], alone["cpu_percent"]
     rows = [
         (
