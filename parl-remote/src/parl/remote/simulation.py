@@ -136,7 +136,9 @@ class SimulatedWorker:
                 self.beat(whole_state=True)
         elif tag == P.KILL_JOB:
             job_id = str(payload.get("job_id"))
-            if self.busy.pop(job_id, None) is not None or self.ready.pop(job_id, None):
+            if job_id in self.busy or job_id in self.ready:
+                self.busy.pop(job_id, None)
+                self.ready.pop(job_id, None)
                 exited = {"job_id": job_id, "returncode": 0, "reason": "released", "message": ""}
                 self._report_change(P.JOB_EXITED, exited)
                 self._report_change(P.JOB_READY, self._warm_job())

@@ -1,0 +1,237 @@
+"""The master's control plane under load: hundreds of simulated workers, a flood of requests
+from one member, and a stall under busy clients (no CPU leaks to grants nobody claims)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import time
+import uuid
+
+import parl
+from parl.remote import protocol as P
+from parl.remote.client import Client
+from parl.remote.cluster import LocalCluster, query
+from parl.remote.config import Timeouts
+from parl.remote.master import MAX_PENDING_PER_CLIENT
+from parl.remote.simulation import run_workers, worker_ids
+
+import pytest
+
+from .conftest import raw_socket, wait_for
+
+_WORKERS = 300
+
+
+def _status(cluster: LocalCluster, limit: int = 0) -> dict:
+    """The master's status with at most ``limit`` entries per list (totals and counts whole)."""
+    return query(cluster.address, P.STATUS, {"limit": limit}, 10.0, cluster.security)
+
+
+@pytest.mark.slow
+def test_a_master_keeps_hundreds_of_simulated_workers_and_serves_a_grant(monkeypatch) -> None:
+    """300 workers (their own connections, the real protocol, heartbeats every 0.5 s) register,
+    none is taken for lost over several seconds, and a grant is served, claimed and released."""
+    monkeypatch.setenv("XPARL_HEARTBEAT_INTERVAL", "0.5")  # the default, not the tests' 0.1 s
+    monkeypatch.setenv("XPARL_HEARTBEAT_TIMEOUT", "4")
+    cluster = LocalCluster.start(0, timeouts=Timeouts())
+    spawn = multiprocessing.get_context("spawn")
+    mine, theirs = spawn.Pipe()
+    assert cluster.security.secret is not None
+    simulator = spawn.Process(
+        target=run_workers,
+        args=(0, _WORKERS, 2, cluster.address, "127.0.0.1:9", cluster.security.secret, theirs),
+    )
+    simulator.start()
+    client = None
+    try:
+        wait_for(lambda: _status(cluster)["counts"]["workers"] == _WORKERS, 120, "every worker")
+        watched_until = time.monotonic() + 5
+        while time.monotonic() < watched_until:
+            status = _status(cluster)
+            assert status["counts"]["lost_workers"] == 0, status["counts"]
+            time.sleep(0.25)
+        assert status["cpus_total"] == 2 * _WORKERS and status["idle_jobs"] == 2 * _WORKERS
+        client = Client(cluster.address, None, Timeouts(), cluster.security)
+        grant = client.request(P.REQUEST_ACTOR, {"n_gpu": 0, "timeout": 10.0}, 20.0)
+        assert grant["worker_id"] in worker_ids(0, _WORKERS)
+        mine.send(("claim", grant["worker_id"], grant["job_id"], client.client_id))
+        wait_for(
+            lambda: (
+                [(a["job_id"], a["claimed"]) for a in _status(cluster, 10)["actors"]]
+                == [(grant["job_id"], True)]
+            ),
+            20,
+            "the claim to reach the master",
+        )
+        client.notify(P.RELEASE_ACTOR, {"job_id": grant["job_id"]})
+        wait_for(
+            lambda: (lambda s: s["cpus_used"] == 0 and s["idle_jobs"] == 2 * _WORKERS)(
+                _status(cluster)
+            ),
+            20,
+            "the released job replaced by a warm one",
+        )
+        final = _status(cluster, 5)
+        assert final["counts"]["lost_workers"] == 0 and len(final["workers"]) == 5
+        assert final["lag_s"] >= 0 and final["internal_errors"] == 0
+    finally:
+        if client is not None:
+            client.close()
+        mine.send(("stop",))
+        report = mine.recv() if mine.poll(30) else {}
+        simulator.join(30)
+        if simulator.is_alive():
+            simulator.kill()
+        cluster.stop()
+    assert report["registered"] == _WORKERS and len(report["answers"]) > _WORKERS
+
+
+def test_a_flood_of_requests_and_hellos_is_bounded(start_cluster) -> None:
+    """One member's 3,000 actor requests: at most MAX_PENDING_PER_CLIENT wait, the rest are
+    refused at once; its 300 hellos with long script paths are kept short; the status stays
+    answerable, its lists cut to the asked limit."""
+    cluster = start_cluster(0)  # no CPUs: every request waits
+    sock = raw_socket(cluster.address, cluster.security)
+    client_id = uuid.uuid4().hex
+    hello = {**P.identity(), "client_id": client_id, "script": "/x" * 2048, "actors": 0}
+    sock.send_multipart([P.HELLO, P.encode(hello)])
+    assert sock.poll(10_000) and sock.recv_multipart()[0] == P.ACK
+    sent = 3000
+    for i in range(sent):
+        request = {"client_id": client_id, "request_id": f"r{i}", "n_gpu": 0, "timeout": 600}
+        sock.send_multipart([P.REQUEST_ACTOR, P.encode(request)])
+    refused = 0
+    deadline = time.monotonic() + 60
+    while refused < sent - MAX_PENDING_PER_CLIENT and time.monotonic() < deadline:
+        if sock.poll(100):
+            tag, body = sock.recv_multipart()
+            if tag == P.ERROR and P.decode(body).get("kind") == "busy":
+                refused += 1
+    assert refused == sent - MAX_PENDING_PER_CLIENT
+    assert _status(cluster)["pending_requests"] == MAX_PENDING_PER_CLIENT
+    for i in range(24):
+        cancel = {"client_id": client_id, "request_id": f"r{i}"}
+        sock.send_multipart([P.CANCEL_REQUEST, P.encode(cancel)])
+    wait_for(
+        lambda: _status(cluster)["pending_requests"] == MAX_PENDING_PER_CLIENT - 24,
+        20,
+        "the cancelled requests to leave the queue",
+    )
+    for _ in range(300):
+        other = {**hello, "client_id": uuid.uuid4().hex}
+        sock.send_multipart([P.HELLO, P.encode(other)])
+    status = wait_for(
+        lambda: (lambda s: s if s["counts"]["clients"] == 301 else None)(_status(cluster, 100)),
+        30,
+        "the hellos to arrive",
+    )
+    assert len(status["clients"]) == 100 and status["limit"] == 100
+    assert all(len(c["script"]) <= 512 for c in status["clients"])
+    assert status["refused_requests"] >= sent - MAX_PENDING_PER_CLIENT
+    sock.close()
+
+
+STALL_CLIENT = """
+import select, sys, time
+import parl
+
+@parl.remote_class
+class Probe:
+    def ping(self):
+        return 1
+
+parl.connect(sys.argv[1], resource_timeout=30)
+print("ready", flush=True)
+while not select.select([sys.stdin], [], [], 0)[0]:
+    try:
+        probe = Probe()
+        probe.ping()
+        del probe
+        print("created", flush=True)
+    except Exception as exc:
+        print("failed", type(exc).__name__, flush=True)
+        time.sleep(0.1)
+sys.stdin.readline()
+print("idle", flush=True)
+sys.stdin.readline()
+"""
+
+
+@pytest.mark.slow
+def test_a_stalled_master_leaks_no_cpu_to_given_up_requests(start_cluster, scripts) -> None:
+    """Three clients create actors back to back on three CPUs while the master is stopped for
+    10 s: the requests they gave up on are cancelled (or their grants expire), so once the
+    clients rest, a new creation gets a CPU within its 2 s resource timeout."""
+    cluster = start_cluster(3)
+    clients = [scripts(STALL_CLIENT, cluster.address) for _ in range(3)]
+    for client in clients:
+        wait_for(lambda c=client: c.saw("created"), 60, "a client creating actors")
+    master = cluster.master["pid"]
+    os.kill(master, signal.SIGSTOP)
+    try:
+        time.sleep(10)
+    finally:
+        os.kill(master, signal.SIGCONT)
+    after = [len(c.saw("created")) for c in clients]
+    wait_for(
+        lambda: all(len(c.saw("created")) > n for c, n in zip(clients, after, strict=True)),
+        60,
+        "every client creating actors again",
+    )
+    for client in clients:
+        client.send("stop")
+    for client in clients:
+        wait_for(lambda c=client: c.saw("idle"), 30, "the clients to rest")
+    # Released actors' jobs are replaced by new warm ones; a grant nobody claims keeps its job.
+    cluster.wait_for_jobs(3, timeout=30)
+    parl.remote.connect(cluster.address, resource_timeout=2)
+
+    @parl.remote_class
+    class Late:
+        def answer(self) -> int:
+            return 42
+
+    assert Late().answer() == 42
+    for client in clients:
+        client.finish()
+
+
+def test_a_grant_never_claimed_is_taken_back(monkeypatch) -> None:
+    """A client that got a job and went quiet about it (its cancel lost) does not keep the CPU:
+    past the claim timeout the master takes the job back and grants the next request."""
+    from parl.remote import master as master_module
+    from parl.remote.security import Security, new_secret
+
+    monkeypatch.setattr(master_module, "CLAIM_TIMEOUT_S", 0.2)
+    master = master_module.Master("127.0.0.1", 0, Timeouts(), Security(new_secret()))
+    try:
+        jobs = [
+            {"job_id": f"w1-{i}", "address": "127.0.0.1:9", "pid": 1, "mechanism": "plain",
+             "max_message_bytes": 1 << 20}
+            for i in range(2)
+        ]  # fmt: skip
+        worker = {
+            **P.identity(), "worker_id": "w1", "token": "t" * 32, "host": "127.0.0.1",
+            "address": "127.0.0.1:9", "cpu_num": 1, "gpus": [], "log_dir": "",
+            "jobs": {"ready": jobs, "busy": []}, "change": 0,
+        }  # fmt: skip
+        master._dispatch([b"w", P.REGISTER_WORKER, P.encode(worker)])
+        hello = {**P.identity(), "client_id": "c1", "script": "x", "actors": 0}
+        master._dispatch([b"c", P.HELLO, P.encode(hello)])
+        for request_id in ("r1", "r2"):
+            request = {"client_id": "c1", "request_id": request_id, "n_gpu": 0, "timeout": 60}
+            master._dispatch([b"c", P.REQUEST_ACTOR, P.encode(request)])
+        assert [a.request_id for a in master.allocations.values()] == ["r1"]  # one CPU
+        assert len(master.pending) == 1
+        time.sleep(0.3)
+        master._housekeeping()
+        assert [a.request_id for a in master.allocations.values()] == ["r2"]
+        assert "w1-0" in master.gone and len(master.pending) == 0
+    finally:
+        master.watch.close(master.socket)
+        master.socket.close(linger=0)
+        if master.gatekeeper is not None:
+            master.gatekeeper.stop()
+        master.context.term()
