@@ -154,7 +154,9 @@ class Agent:
 
         Raises:
             CheckpointError: the file is missing, truncated, of a newer format, from another
-                kind of agent or algorithm, or any entry does not fit; nothing is changed then.
+                kind of agent or algorithm, or any entry does not fit (every field of the random
+                states is checked too, generator positions included); nothing is changed then:
+                not the weights, the optimizer state, the counters nor any random state.
         """
         apply = checkpoint.plan_restore(self, read_tensor_file(path), repr(str(path)))
         apply()
