@@ -57,6 +57,11 @@ class Doorman:
             self.pending.move_to_end(fd)
         elif event == zmq.EVENT_DISCONNECTED:
             self.pending.pop(fd, None)
+        elif event == zmq.EVENT_HANDSHAKE_SUCCEEDED and self.pending:
+            # The event does not say which connection proved itself; a handshake takes
+            # milliseconds, so it is most likely the newest. Without this, thousands of
+            # workers registering at once would count as pending and be hung up on.
+            self.pending.popitem(last=True)
 
     def enforce(self) -> None:
         """Forget connections that proved themselves; hang up on pending ones over the cap."""

@@ -184,6 +184,7 @@ class Master:
         self.grants: dict[tuple[str, str], str] = {}  # (client, request) -> unclaimed job
         self.gone: OrderedDict[str, None] = OrderedDict()
         self.lag = _Lag()
+        self.status_answers: dict[int, tuple[float, bytes]] = {}  # limit -> (until, answer)
         self.started_at = time.time()
         self.running = True
         self.bad_messages = 0
@@ -649,8 +650,20 @@ class Master:
         self.pending.drop_client(client.client_id)
 
     def _on_status(self, identity: bytes, msg: dict[str, Any]) -> None:
+        """Answer with the status; an answer is reused for four times what it cost to make
+        (at most a second), so a flood of status requests takes at most a fifth of the
+        master's time and heartbeats never wait long behind them."""
         limit = P.integer(msg, "limit", 0, MAX_STATUS_LIMIT, STATUS_LIMIT)
-        self._send(identity, P.STATUS, self.status(limit))
+        now = time.monotonic()
+        cached = self.status_answers.get(limit)
+        if cached is None or now >= cached[0]:
+            started = time.perf_counter()
+            body = P.encode(self.status(limit))
+            reuse_s = min(1.0, 4 * (time.perf_counter() - started))
+            if len(self.status_answers) >= 4:
+                self.status_answers.clear()
+            cached = self.status_answers[limit] = (now + reuse_s, body)
+        self._send(identity, P.STATUS, cached[1])
 
     def _on_ack(self, identity: bytes, msg: dict[str, Any]) -> None:
         """Acks need no answer."""

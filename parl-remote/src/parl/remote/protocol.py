@@ -317,7 +317,7 @@ class Watch:
         self.dropped = 0  # handshakes in a row the server hung up on
         if bound:
             self.loud &= ~zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
-            events |= zmq.EVENT_ACCEPTED | zmq.EVENT_DISCONNECTED
+            events |= zmq.EVENT_ACCEPTED | zmq.EVENT_DISCONNECTED | zmq.EVENT_HANDSHAKE_SUCCEEDED
         else:
             events |= zmq.EVENT_HANDSHAKE_SUCCEEDED
         self.socket = sock.get_monitor_socket(events | HANDSHAKE_FAILED)
