@@ -56,6 +56,7 @@ CLAIM_TIMEOUT_S = 60.0  # a grant not claimed within this is taken back (its cli
 STATUS_LIMIT = 1000  # entries of each list in a status answer, unless asked for fewer or more
 MAX_STATUS_LIMIT = 20_000
 _MAX_SCRIPT_CHARS = 512  # of a client's script path kept (its end): a hello's memory is bounded
+_DUTIES_EVERY_S = 0.02  # housekeeping runs at most this often
 _LAG_WINDOW_S = 5.0  # the lag shown is the larger of this window's and the last one's
 _LAG_BUCKETS = [0.001 * 1.25**i for i in range(64)]  # upper bounds: 1 ms to about 1.6 hours
 _RESYNC_ACK = P.encode({"resync": True})
@@ -211,6 +212,7 @@ class Master:
         poller = zmq.Poller()
         poller.register(self.socket, zmq.POLLIN)
         poller.register(self.watch.socket, zmq.POLLIN)
+        last_duties = 0.0
         while self.running:
             events = dict(poller.poll(poll_ms))
             if self.socket in events:
@@ -220,8 +222,13 @@ class Master:
                     except zmq.Again:
                         break
                     self._dispatch(frames)
-            self.watch.drain()
-            self._housekeeping()
+            if self.watch.socket in events:
+                self.watch.drain()
+            now = time.monotonic()
+            if now - last_duties >= _DUTIES_EVERY_S:  # not after every one of 10,000 messages/s
+                last_duties = now
+                self.watch.drain()
+                self._housekeeping()
         self.watch.close(self.socket)
         self.socket.close(linger=200)
         if self.gatekeeper is not None:
