@@ -370,9 +370,16 @@ def _print_status(status: dict[str, Any], actors: list[dict[str, Any]]) -> None:
         f"Cluster {status['address']} (parl-remote {status['version']}, Python "
         f"{status['python']}, security {status['security']}): {status['cpus_used']} used CPUs, "
         f"{status['cpus_vacant']} vacant CPUs, {status['gpus_used']} used GPUs, "
-        f"{status['gpus_vacant']} vacant GPUs; {len(status['workers'])} worker(s), "
-        f"{len(status['clients'])} client(s), {len(status['actors'])} actor(s)."
+        f"{status['gpus_vacant']} vacant GPUs; {status['counts']['workers']} worker(s), "
+        f"{status['counts']['clients']} client(s), {status['counts']['actors']} actor(s)."
     )
+    if status["behind"]:
+        click.echo(
+            f"  the master is behind: heartbeats wait {status['lag_s']} s before it reads "
+            "them, so what it shows is that old"
+        )
+    if any(status["counts"][k] > len(status[k]) for k in ("workers", "clients", "actors")):
+        click.echo(f"  (at most {status['limit']} of each are listed below)")
     for w in status["workers"]:
         gpus = f", GPUs {','.join(w['gpus'])} ({len(w['gpus_used'])} used)" if w["gpus"] else ""
         click.echo(

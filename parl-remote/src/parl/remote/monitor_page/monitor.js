@@ -71,6 +71,7 @@ function renderCluster(c) {
     ["workers", c.lost_workers ? `${c.workers} (+${c.lost_workers} lost)` : c.workers],
     ["clients", c.clients],
     ["actors", c.actors],
+    ["master lag", c.behind ? `${c.lag_s} s (behind)` : `${c.lag_s} s`],
     ["parl-remote", `${c.version} · py ${c.python}`],
   ];
   const nodes = cards.map(([label, value]) => {
