@@ -263,6 +263,7 @@ def simulate(args: argparse.Namespace) -> dict[str, Any]:
         "client_threads": args.threads,
         "simulator_processes": len(procs),
         "heartbeat_interval_s": Timeouts().heartbeat_interval,
+        "load_1m_at_start": round(os.getloadavg()[0], 2),  # other work on the machine
     }
     watch = MasterWatch(cluster.master["pid"], cluster.address, security)
     client: Client | None = None
@@ -316,6 +317,7 @@ def simulate(args: argparse.Namespace) -> dict[str, Any]:
         if phase in result:
             result[phase]["heartbeat_answer"] = answers_in(answers, result[phase]["window"])
             del result[phase]["window"]
+    result["load_1m_at_end"] = round(os.getloadavg()[0], 2)
     result["heartbeats_unanswered_at_end"] = sum(r["unanswered"] for r in reports)
     result["lag_s_max"] = max((s[1] for s in watch.samples), default=None)
     result["lost_workers_max"] = max((s[2] for s in watch.samples), default=None)
@@ -346,8 +348,8 @@ def write_table() -> None:
         "",
         "| workers x CPUs | registered | master CPU idle | heartbeat p99 idle / filling | "
         "`status` / overview | grants p99 filling | actors/s | master CPU full | lag max | "
-        "lost max | commit |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "lost max | load 1 m | commit |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in runs:
         idle, filling, full = r.get("idle", {}), r.get("filling", {}), r.get("full", {})
@@ -359,7 +361,8 @@ def write_table() -> None:
             f"{full.get('status_s')} / {full.get('overview_s')} s | "
             f"{filling.get('grant', {}).get('p99_ms')} ms ({filling.get('granted')} actors) | "
             f"{filling.get('actors_per_s')} | {full.get('master_cpu_percent')} % | "
-            f"{r.get('lag_s_max')} s | {r.get('lost_workers_max')} | `{r['commit']}` |"
+            f"{r.get('lag_s_max')} s | {r.get('lost_workers_max')} | "
+            f"{r.get('load_1m_at_start')} -> {r.get('load_1m_at_end')} | `{r['commit']}` |"
         )
     lines += ["", "Runs (command, machine):", ""]
     lines += [f"- `{r['command']}` on {r['machine']}" for r in runs]
