@@ -198,40 +198,103 @@ def test_a_stalled_master_leaks_no_cpu_to_given_up_requests(start_cluster, scrip
         client.finish()
 
 
-def test_a_grant_never_claimed_is_taken_back(monkeypatch) -> None:
-    """A client that got a job and went quiet about it (its cancel lost) does not keep the CPU:
-    past the claim timeout the master takes the job back and grants the next request."""
-    from parl.remote import master as master_module
-    from parl.remote.security import Security, new_secret
+class _MasterInProcess:
+    """A real master driven message by message from this process, with one member socket:
+    what the master answers is read back, no timing involved."""
 
-    monkeypatch.setattr(master_module, "CLAIM_TIMEOUT_S", 0.2)
-    master = master_module.Master("127.0.0.1", 0, Timeouts(), Security(new_secret()))
-    try:
-        jobs = [
-            {"job_id": f"w1-{i}", "address": "127.0.0.1:9", "pid": 1, "mechanism": "plain",
-             "max_message_bytes": 1 << 20}
-            for i in range(2)
+    def __init__(self) -> None:
+        from parl.remote.master import Master
+        from parl.remote.security import Security, new_secret
+
+        security = Security(new_secret())
+        self.master = Master("127.0.0.1", 0, Timeouts(), security)
+        self.member = raw_socket(self.master.address, security)
+
+    def send(self, tag: bytes, payload: dict) -> list[tuple[bytes, dict]]:
+        """Send one message, let the master handle it, return what it answered."""
+        self.member.send_multipart([tag, P.encode(payload)])
+        assert self.master.socket.poll(10_000)
+        self.master._dispatch(P.recv_bounded(self.master.socket, 3))
+        answers = []
+        while self.member.poll(200):
+            tag, body = self.member.recv_multipart()
+            answers.append((tag, P.decode(body)))
+        return answers
+
+    def register(self, worker_id: str, cpus: int, jobs: int) -> None:
+        ready = [
+            {"job_id": f"{worker_id}-{i}", "address": "127.0.0.1:9", "pid": 1,
+             "mechanism": "plain", "max_message_bytes": 1 << 20}
+            for i in range(jobs)
         ]  # fmt: skip
-        worker = {
-            **P.identity(), "worker_id": "w1", "token": "t" * 32, "host": "127.0.0.1",
-            "address": "127.0.0.1:9", "cpu_num": 1, "gpus": [], "log_dir": "",
-            "jobs": {"ready": jobs, "busy": []}, "change": 0,
+        registration = {
+            **P.identity(), "worker_id": worker_id, "token": "t" * 32, "host": "127.0.0.1",
+            "address": "127.0.0.1:9", "cpu_num": cpus, "gpus": [], "log_dir": "",
+            "jobs": {"ready": ready, "busy": []}, "change": 0,
         }  # fmt: skip
-        master._dispatch([b"w", P.REGISTER_WORKER, P.encode(worker)])
-        hello = {**P.identity(), "client_id": "c1", "script": "x", "actors": 0}
-        master._dispatch([b"c", P.HELLO, P.encode(hello)])
-        for request_id in ("r1", "r2"):
-            request = {"client_id": "c1", "request_id": request_id, "n_gpu": 0, "timeout": 60}
-            master._dispatch([b"c", P.REQUEST_ACTOR, P.encode(request)])
-        assert [a.request_id for a in master.allocations.values()] == ["r1"]  # one CPU
-        assert len(master.pending) == 1
-        time.sleep(0.3)
-        master._housekeeping()
-        assert [a.request_id for a in master.allocations.values()] == ["r2"]
-        assert "w1-0" in master.gone and len(master.pending) == 0
-    finally:
+        assert self.send(P.REGISTER_WORKER, registration)[0][1]["registered"]
+
+    def close(self) -> None:
+        self.member.close(linger=0)
+        master = self.master
         master.watch.close(master.socket)
         master.socket.close(linger=0)
         if master.gatekeeper is not None:
             master.gatekeeper.stop()
         master.context.term()
+
+
+def test_a_grant_never_claimed_is_taken_back(monkeypatch) -> None:
+    """A client that got a job and went quiet about it (its cancel lost) does not keep the CPU:
+    past the claim timeout the master takes the job back and grants the next request."""
+    from parl.remote import master as master_module
+
+    monkeypatch.setattr(master_module, "CLAIM_TIMEOUT_S", 0.2)
+    books = _MasterInProcess()
+    try:
+        books.register("w1", cpus=1, jobs=2)
+        hello = {**P.identity(), "client_id": "c1", "script": "x", "actors": 0}
+        books.send(P.HELLO, hello)
+        request = {"client_id": "c1", "request_id": "r1", "n_gpu": 0, "timeout": 60}
+        assert books.send(P.REQUEST_ACTOR, request)[0][1]["job_id"] == "w1-0"
+        assert books.send(P.REQUEST_ACTOR, {**request, "request_id": "r2"}) == []  # one CPU
+        time.sleep(0.3)
+        books.master._housekeeping()
+        assert [a.request_id for a in books.master.allocations.values()] == ["r2"]
+        assert "w1-0" in books.master.gone and len(books.master.pending) == 0
+    finally:
+        books.close()
+
+
+def test_a_missed_change_makes_the_master_ask_for_the_whole_state() -> None:
+    """Worker changes are numbered deltas: the next one applies, an old one is ignored, and a
+    gap (seen in a change or a heartbeat) brings a request for the whole state, which then
+    replaces the master's view."""
+    books = _MasterInProcess()
+    try:
+        books.register("w1", cpus=2, jobs=2)
+        me = {"worker_id": "w1", "token": "t" * 32}
+        exited = {**me, "job_id": "w1-0", "reason": "exited", "message": "", "returncode": 1}
+        assert books.send(P.JOB_EXITED, {**exited, "change": 1}) == []
+        assert books.master.scheduler.ready_jobs == 1
+        assert books.send(P.JOB_EXITED, {**exited, "change": 1}) == []  # old: ignored
+        beat = books.send(P.WORKER_HEARTBEAT, {**me, "change": 1, "sent": time.time()})
+        assert beat[0][0] == P.ACK and "resync" not in beat[0][1] and "sent" in beat[0][1]
+        gap = books.send(P.WORKER_HEARTBEAT, {**me, "change": 3, "sent": time.time()})
+        assert gap[0][1].get("resync") is True  # change 2 never arrived
+        ready = [
+            {"job_id": f"w1-{i}", "address": "127.0.0.1:9", "pid": 1, "mechanism": "plain",
+             "max_message_bytes": 1 << 20}
+            for i in (1, 2, 3)
+        ]  # fmt: skip
+        state = {**me, "change": 3, "jobs": {"ready": ready, "busy": []}}
+        assert "resync" not in books.send(P.WORKER_HEARTBEAT, state)[0][1]
+        capacity = books.master.scheduler.workers["w1"]
+        assert sorted(capacity.ready) == ["w1-1", "w1-2", "w1-3"]
+        assert books.master.scheduler.ready_jobs == 3
+        late = {**me, "job_id": "w1-9", "address": "127.0.0.1:9", "pid": 1,
+                "mechanism": "plain", "max_message_bytes": 1 << 20, "change": 2}  # fmt: skip
+        books.send(P.JOB_READY, late)
+        assert "w1-9" not in capacity.ready  # older than the state it sent
+    finally:
+        books.close()
