@@ -264,6 +264,20 @@ def _verdict(results: dict[int, dict[str, dict[str, Any]]]) -> str:
     return "\n".join(lines)
 
 
+NOTES = """
+What differs between the sides, besides the system: xparl and Ray run one program (paddle,
+the example's `MLPModel`: policy and value torsos of two 64-wide layers, value in units of 10)
+and differ only in how an actor is created and called (one call per 160-step batch, the weights
+sent back with it); RLlib runs its own IMPALA (torch, `DefaultModelConfig(fcnet_hiddens=[64,
+64], vf_share_layers=False)`: the same layer sizes), its env runners step episodes through its
+connector pipeline, its learner adds one bootstrap row per trajectory (the trained count) and
+drops batches when its queue is full (sampled minus trained), and RLlib runs Ray's GCS, raylet
+and its metrics besides. The seeds' 2.6x compared PARL's IMPALA with RLlib's on Atari with a
+GPU learner and many CPUs; on CartPole and a few cores the rate is bound by the CPU work of
+stepping envs and running the model, which no transport removes.
+"""
+
+
 def write_report(args: argparse.Namespace, results: dict[int, dict[str, dict[str, Any]]]) -> Path:
     stem = HERE / f"vs-ray-{ENV_ID}"
     rllib = next((s["rllib"] for s in results.values() if "versions" in s.get("rllib", {})), None)
@@ -295,6 +309,7 @@ def write_report(args: argparse.Namespace, results: dict[int, dict[str, dict[str
         + "\n\n"
         + _verdict(results)
         + "\n"
+        + NOTES
     )
     stem.with_suffix(".md").write_text(text)
     record = {
