@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import contextlib
+import itertools
 import json
 import os
 import socket
@@ -340,23 +341,21 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return result
 
 
-def halves(samples: list[dict[str, Any]]) -> tuple[int, int, int]:
-    """Indices of the warm-up sample (after the second batch), the halfway one and the last."""
-    warm = min(1, len(samples) - 1)
-    return warm, (warm + len(samples) - 1) // 2, len(samples) - 1
+def checkpoints(samples: list[dict[str, Any]]) -> list[int]:
+    """Indices of the samples the leak table shows: the first, after warm-up (the second
+    batch), halfway from there (when there are enough batches) and the last."""
+    last = len(samples) - 1
+    warm = min(1, last)
+    middle = (warm + last) // 2
+    return sorted({0, warm, middle, last})
 
 
 def trend(name: str, samples: list[dict[str, Any]], pick: Any) -> tuple[str, ...]:
-    """A row: the value after the first batch, after warm-up, halfway and last, and its change
-    over each half after warm-up (a leak keeps growing in both; a warm-up flattens)."""
-    values = [pick(s) for s in samples]
-    warm, middle, last = halves(samples)
-    return (
-        name,
-        *(f"{values[i]:g}" for i in (0, warm, middle, last)),
-        f"{values[middle] - values[warm]:+.1f}",
-        f"{values[last] - values[middle]:+.1f}",
-    )
+    """A row: the value at each checkpoint and its change between the checkpoints after
+    warm-up (a leak keeps growing in each; a warm-up flattens)."""
+    values = [pick(samples[i]) for i in checkpoints(samples)]
+    changes = [f"{b - a:+.1f}" for a, b in itertools.pairwise(values[1:])]
+    return (name, *(f"{v:g}" for v in values), *changes)
 
 
 def simulator_idle(workers: int, cpus: int) -> tuple[float, str] | None:
@@ -451,7 +450,7 @@ def write(result: dict[str, Any]) -> str:
         f"\n\n{total} actors created and released in {len(samples)} batches of up to "
         f"{samples[0]['batch']} ({result['threads']} client threads); an actor counts once it "
         f"answered a call. Creation: **{total / seconds:.0f} actors/s** overall. Each sample is "
-        "taken once the workers refilled their pools:\n\n"
+        "taken once the workers refilled their pools; the first batch is the warm-up:\n\n"
     )
     leak_rows = [
         trend("master RSS MiB", samples, lambda s: s["master"][0]),
@@ -462,9 +461,10 @@ def write(result: dict[str, Any]) -> str:
         trend("client fds", samples, lambda s: s["client"][1]),
         trend("cluster processes", samples, lambda s: s["cluster_processes"]),
     ]
-    warm, middle, last = (samples[i]["actors"] for i in halves(samples))
-    columns = ["", "first batch", "warm-up (2nd)", "halfway", "last"]
-    columns += [f"change, actors {warm}–{middle}", f"{middle}–{last}"]
+    points = checkpoints(samples)
+    actors = [samples[i]["actors"] for i in points]
+    columns = ["", *(f"after {n} actors" for n in actors)]
+    columns += [f"change {a}–{b}" for a, b in itertools.pairwise(actors[1:])]
     text += markdown_table(columns, leak_rows)
     text += "\n\n" + markdown_table(
         ["actors", "created/s", "release s", "refill s", "master MiB/fds", "client MiB/fds"],
