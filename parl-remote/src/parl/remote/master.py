@@ -774,11 +774,9 @@ class Master:
     def _check_workers(self, now: float) -> None:
         # A master that is behind reads old heartbeats: silence is judged net of its own lag.
         patience = self.timeouts.heartbeat_timeout + self.lag.seconds
-        for worker_id in list(self.worker_silence):
+        for worker_id in _silent(self.worker_silence, self.workers, now - patience):
             worker = self.workers[worker_id]
             silent = now - worker.last_seen
-            if silent <= patience:
-                return
             if silent > self.forget_s + self.lag.seconds:
                 logger.warning("forgetting worker %s (silent for %.0f s)", worker_id, silent)
                 del self.workers[worker_id]
@@ -797,11 +795,9 @@ class Master:
 
     def _check_clients(self, now: float) -> None:
         patience = self.timeouts.heartbeat_timeout + self.lag.seconds
-        for client_id in list(self.client_silence):
+        for client_id in _silent(self.client_silence, self.clients, now - patience):
             client = self.clients[client_id]
             silent = now - client.last_seen
-            if silent <= patience:
-                return
             if not client.lost_logged:
                 client.lost_logged = True
                 # Actors of a silent client end themselves when its connection ends; jobs it
@@ -865,11 +861,7 @@ class Master:
         now = time.monotonic()
         books = self.scheduler
         patience = self.timeouts.heartbeat_timeout + self.lag.seconds
-        lost_ids = []
-        for worker_id in self.worker_silence:  # the silent ones are at the front
-            if now - self.workers[worker_id].last_seen <= patience:
-                break
-            lost_ids.append(worker_id)
+        lost_ids = _silent(self.worker_silence, self.workers, now - patience)
         lost_set = set(lost_ids)
         live_entries: list[dict[str, Any]] = []
         for worker_id, worker in self.workers.items():
@@ -982,6 +974,17 @@ def _actor_entry(allocation: Allocation) -> dict[str, Any]:
         "claimed": allocation.claimed,
         "since": allocation.since,
     }
+
+
+def _silent(order: OrderedDict[str, None], peers: dict[str, Any], since: float) -> list[str]:
+    """The peers last heard from before ``since``: the front of ``order`` (last heard from,
+    oldest first), so the cost is the number of silent peers, not of all."""
+    silent = []
+    for peer_id in order:
+        if peers[peer_id].last_seen >= since:
+            break
+        silent.append(peer_id)
+    return silent
 
 
 def _ack_body(ack: dict[str, Any]) -> bytes:
