@@ -129,7 +129,7 @@ def raw_socket(address: str, security: Any, kind: int = 0) -> Any:
     return sock
 
 
-def init_frames(marker: Path) -> list[bytes]:
+def init_frames(marker: Path) -> list[Any]:
     """The frames of an INIT whose constructor writes ``marker``: proof that code ran. (The
     class is local, so it travels by value and would run in any job that accepted it.)"""
     from parl.remote import protocol as P
@@ -143,15 +143,8 @@ def init_frames(marker: Path) -> list[bytes]:
     spec = P.encode(
         {"class_name": "Pwned", "client_id": "0" * 32, "gpus": [], "max_message_bytes": 1 << 20}
     )
-    return [
-        b"\0" * 8,
-        P.OP_INIT,
-        spec,
-        b"[]",
-        b"",
-        cloudpickle.dumps(Pwned),
-        cloudpickle.dumps(((str(marker),), {})),
-    ]
+    payload = [spec, b"[]", b"", cloudpickle.dumps(Pwned), cloudpickle.dumps(((str(marker),), {}))]
+    return P.request_frames(0, P.OP_INIT, "", payload)
 
 
 def tree(cluster: object) -> list[psutil.Process]:

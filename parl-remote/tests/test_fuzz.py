@@ -188,18 +188,22 @@ class _JobSocket:
         self.sock.connect(f"tcp://{job['address']}")
         self.seq = 0
 
-    def ask(self, op: bytes, *frames: bytes) -> tuple[bytes, dict[str, Any]]:
+    def ask(self, op: bytes, *frames: bytes, name: str = "") -> tuple[bytes, dict[str, Any]]:
         """Send one request; return the reply status and its JSON frame (empty if none)."""
         self.seq += 1
-        seq = self.seq.to_bytes(8, "little")
-        self.sock.send_multipart([seq, op, *frames])
+        return self.ask_raw(P.request_frames(self.seq, op, name, list(frames)))
+
+    def ask_raw(self, frames: list[bytes]) -> tuple[bytes, dict[str, Any]]:
+        """Send ``frames`` as they are; return the status and JSON of the reply to their seq."""
+        self.sock.send_multipart(frames)
         while True:
-            assert self.sock.poll(10_000), f"no answer to {op!r}"
-            reply = self.sock.recv_multipart()
-            if reply[0] == seq:
+            assert self.sock.poll(10_000), f"no answer to {frames[0][:16]!r}"
+            head, *rest = self.sock.recv_multipart()
+            seq, status, payload = P.parse_reply(head, rest)
+            if seq == frames[0][:8]:
                 break
-        body = P.decode(reply[2], 1 << 20) if len(reply) > 2 and reply[2][:1] == b"{" else {}
-        return reply[1], body
+        body = bytes(payload[0]) if payload else b""
+        return status, P.decode(body, 1 << 20) if body[:1] == b"{" else {}
 
     def close(self) -> None:
         self.sock.close()
@@ -258,13 +262,19 @@ def test_a_job_drops_and_counts_every_bad_frame(start_cluster) -> None:
     status, _ = talk.ask(P.OP_INIT, *_init_frames(pickle.dumps(((41,), {}))))
     assert status == P.REPLY_OK
     for op in (P.OP_CALL, P.OP_GET, P.OP_SET):  # the owner's operations
-        count = _malformed(talk, count, op)  # no name
-        count = _malformed(talk, count, op, b"\xff\xfe")  # a name that is not UTF-8
-        count = _malformed(talk, count, op, b"n" * 2000)  # a name too long
+        count = _malformed(talk, count, op, b"x")  # no name
+        for name in (b"\xff\xfe", b"n" * 2000):  # not UTF-8; too long
+            head = b"\1" * 8 + op + len(name).to_bytes(2, "little") + name + b"\0"
+            status, body = talk.ask_raw([head, b"x"])
+            assert status == P.REPLY_ERROR and body["bad_messages"] == count + 1, body
+            count += 1
+    for head in (b"", b"\1" * 11, b"\1" * 8 + P.OP_CALL + b"\xff\xff"):  # short, cut heads
+        talk.sock.send(head)
+    count = _malformed(talk, count + 3, P.OP_GET)  # counted after the three cut heads
     for frame in [DEEP, b"not a pickle", *(pickle.dumps(p) for p in NOT_PAIRS)]:
-        status, body = talk.ask(P.OP_CALL, b"get", frame)
+        status, body = talk.ask(P.OP_CALL, frame, name="get")
         assert status == P.REPLY_ERROR and body["kind"] == "deserialize", body
-    status, body = talk.ask(P.OP_CALL, b"get", pickle.dumps(((), {})))
+    status, body = talk.ask(P.OP_CALL, pickle.dumps(((), {})), name="get")
     assert status == P.REPLY_OK and _alive(pid)
     talk.close()
 

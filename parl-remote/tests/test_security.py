@@ -136,7 +136,9 @@ def test_strangers_without_the_secret_run_nothing(start_cluster, scripts, tmp_pa
     cluster.security.dial_job(sock, job["job_id"], "plain")
     sock.connect(f"tcp://{job['address']}")
     sock.send_multipart(init_frames(marker))
-    assert sock.poll(10_000) and sock.recv_multipart()[1] == P.REPLY_OK
+    assert sock.poll(10_000)
+    head, *rest = sock.recv_multipart()
+    assert P.parse_reply(head, rest)[1] == P.REPLY_OK
     sock.close()
     assert marker.read_text() == "a stranger ran code here"
 
@@ -270,10 +272,12 @@ def test_a_fake_job_gets_nothing_from_a_client(connected, tmp_path) -> None:
 
     def impostor() -> None:
         if fake.poll(10_000):
-            identity, seq, op, *_ = fake.recv_multipart()
-            received.append(op)
+            identity, head, *rest = fake.recv_multipart()
+            request = P.parse_request(head, rest)
+            received.append(request.op)
             bomb = cloudpickle.dumps(Bomb(tmp_path / "never"))
-            fake.send_multipart([identity, seq, P.REPLY_OK, b"x" * 32, bomb])
+            reply = P.reply_frames(request.seq, P.REPLY_OK, [b"x" * 32, bomb])
+            fake.send_multipart([identity, *reply])
 
     thread = threading.Thread(target=impostor, daemon=True)
     thread.start()
@@ -345,12 +349,13 @@ def test_bounded_fuzz_of_every_port_is_dropped_and_counted(start_cluster) -> Non
     sock.linger = 2000
     cluster.security.dial_job(sock, job["job_id"], "plain")
     sock.connect(f"tcp://{job['address']}")
-    sock.send_multipart([b"\0" * 8, P.OP_INIT])  # a 2-frame INIT
-    sock.send_multipart([b"\0" * 8, P.OP_INIT, b"[]", b"x"])
+    sock.send_multipart(P.request_frames(0, P.OP_INIT))  # an INIT without a payload
+    sock.send_multipart(P.request_frames(0, P.OP_INIT, "", [b"[]", b"x"]))
     for _ in range(100):
-        frames = _fuzz_frames(rng, ops)
-        if frames[0] != P.OP_INIT:
-            sock.send_multipart([rng.randbytes(8), *frames])
+        op, *frames = _fuzz_frames(rng, ops)
+        if op != P.OP_INIT:
+            name = rng.choice(["", "echo", "x" * 40])
+            sock.send_multipart(P.request_frames(rng.randrange(1 << 60), op[:1], name, frames))
     answers = 0
     while sock.poll(1000):
         sock.recv_multipart()

@@ -66,6 +66,7 @@ logger = logging.getLogger("parl.remote.client")
 
 _POLL_SLICE_MS = 100
 _DISCONNECT_GRACE_MS = 100
+_MAX_REPLY_FRAMES = 1 << 16
 _MAX_RELEASES_PER_BEAT = 1024
 _CHANNEL_EVENTS = zmq.EVENT_DISCONNECTED | zmq.EVENT_CLOSED | P.HANDSHAKE_FAILED
 
@@ -534,7 +535,7 @@ class ActorChannel:
             raise _JobUnreachable(f"job {self.job_id} at {self.address}: {exc}") from None
         except RemoteError as exc:
             raise _JobUnreachable(f"job {self.job_id} at {self.address} refused: {exc}") from None
-        proof = reply[0].bytes if reply else b""
+        proof = bytes(reply[0]) if reply else b""
         if not self.client.security.check_job_proof(self.job_id, nonce, proof):
             raise _JobUnreachable(
                 f"the process at {self.address} failed to prove it is job {self.job_id} of the "
@@ -543,9 +544,15 @@ class ActorChannel:
         self.verified = True
 
     def request(
-        self, op: bytes, frames: list[Any], what: str, timeout: float | None = None
+        self,
+        op: bytes,
+        frames: list[Any],
+        what: str,
+        timeout: float | None = None,
+        name: str = "",
     ) -> list[Any]:
-        """Send one request and return the reply frames; raise the remote error if any."""
+        """Send one request (on attribute ``name`` for a call, read or write) and return the
+        reply's payload frames; raise the remote error if any."""
         size = sum(len(memoryview(f)) for f in frames)
         if size > self.max_message_bytes:
             raise SerializeError(
@@ -559,31 +566,33 @@ class ActorChannel:
             if self.dead is not None:
                 raise self.dead_type(self.dead)
             self.seq += 1
-            seq = self.seq.to_bytes(8, "little")
-            self._send([seq, op, *frames], what, deadline)
+            self._send(P.request_frames(self.seq, op, name, frames), what, deadline)
             while True:
                 try:
-                    reply = self.socket.recv_multipart(copy=False)
+                    reply = P.recv_message(self.socket, _MAX_REPLY_FRAMES)
                 except zmq.Again:
                     self._check_alive(what, deadline)
                     continue
-                if len(reply) < 2:
+                if reply is None:
                     continue
-                status = reply[1].bytes
-                if status == P.REPLY_DIED and len(reply) > 2:
-                    self._died(P.decode(reply[2].bytes))
+                try:
+                    seq, status, payload = P.parse_reply(reply[0], reply[1:])
+                except P.BadMessage:
+                    continue
+                if status == P.REPLY_DIED and payload:
+                    self._died(_death_notice(payload[0], self.describe()))
                     raise self.dead_type(self.dead)
-                if reply[0].bytes != seq:
+                if int.from_bytes(seq, "little") != self.seq:
                     continue  # the late answer of a call that timed out
                 if status == P.REPLY_OK:
                     self.initialised = self.initialised or op == P.OP_INIT
-                    return reply[2:]
-                raise_remote_error(reply[2:], what, self)
+                    return payload
+                raise_remote_error(payload, what, self)
 
     def _send(self, frames: list[Any], what: str, deadline: float | None) -> None:
         while True:
             try:
-                self.socket.send_multipart(frames, copy=False)
+                P.send_message(self.socket, frames)
                 return
             except zmq.Again:
                 self._check_alive(what, deadline)
@@ -640,7 +649,7 @@ class ActorChannel:
             return
         if self.dead is None and notify and self.verified and self.lock.acquire(blocking=False):
             try:
-                self.socket.send_multipart([b"\0" * 8, P.OP_RELEASE], zmq.NOBLOCK)
+                P.send_message(self.socket, P.request_frames(0, P.OP_RELEASE), zmq.NOBLOCK)
             except zmq.ZMQError:
                 pass
             finally:
@@ -666,7 +675,7 @@ def raise_remote_error(frames: list[Any], what: str, channel: ActorChannel) -> N
     """
     where = f"{what} in {channel.describe()}"
     try:
-        info = P.decode(frames[0].bytes, limit=1 << 20)
+        info = P.decode(bytes(frames[0]), limit=1 << 20)
     except (P.BadMessage, IndexError):
         raise RemoteError(f"{where} failed and its error report was malformed") from None
     kind = info.get("kind")
@@ -688,7 +697,7 @@ def raise_remote_error(frames: list[Any], what: str, channel: ActorChannel) -> N
     exc = None
     if channel.verified and info.get("ordinary") and len(frames) > 1:
         try:
-            exc = pickle.loads(frames[1].bytes)
+            exc = pickle.loads(frames[1])
         except Exception:
             exc = None
     if isinstance(exc, Exception):
@@ -701,10 +710,19 @@ def raise_remote_error(frames: list[Any], what: str, channel: ActorChannel) -> N
     raise error from cause
 
 
+def _death_notice(frame: memoryview, who: str) -> dict[str, Any]:
+    """What a job said of its own death (its reason and message), or a plain notice if that
+    report is malformed: the actor is gone either way."""
+    try:
+        return P.decode(bytes(frame))
+    except P.BadMessage:
+        return {"reason": "exited", "message": f"{who} died (its last report was malformed)"}
+
+
 def _shadowed(reply: list[Any]) -> list[str]:
     """The shadowing attribute names an INIT reply lists (none from an older job)."""
     try:
-        names = P.decode(reply[0].bytes, limit=1 << 20).get("shadowed", []) if reply else []
+        names = P.decode(bytes(reply[0]), limit=1 << 20).get("shadowed", []) if reply else []
     except P.BadMessage:
         return []
     return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []

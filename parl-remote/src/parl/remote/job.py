@@ -217,7 +217,8 @@ class Job:
         payload = P.encode({"reason": "max_memory", "message": message})
         with self.lock:
             if self.owner is not None:
-                self.socket.send_multipart([self.owner, b"", P.REPLY_DIED, payload])
+                frames = P.reply_frames(b"\0" * 8, P.REPLY_DIED, [payload])
+                P.send_message(self.socket, [self.owner, *frames])
             self.worker.send_multipart(
                 [
                     P.JOB_EXITED,
@@ -229,8 +230,9 @@ class Job:
 
     # ------------------------------------------------------------------ serving
     def _reply(self, identity: bytes, seq: bytes, status: bytes, frames: list[Any]) -> None:
+        reply = P.reply_frames(seq, status, frames)
         with self.lock:
-            self.socket.send_multipart([identity, seq, status, *frames], copy=False)
+            P.send_message(self.socket, [identity, *reply])
 
     def serve(self) -> None:
         """Answer the client until it releases this actor or its connection ends."""
@@ -268,24 +270,32 @@ class Job:
 
     def _receive(self) -> None:
         try:
-            frames = P.recv_bounded(self.socket, _MAX_FRAMES, copy=False)
+            frames = P.recv_message(self.socket, _MAX_FRAMES, heads=2)
         except zmq.Again:
             return
-        if frames is None or len(frames) < 3:
+        if frames is None or len(frames) < 2:
             self._count_bad("a message with too few or too many frames")
             return
-        identity, seq, op = frames[0].bytes, frames[1].bytes, frames[2].bytes
+        identity = frames[0]
+        try:
+            request = P.parse_request(frames[1], frames[2:])
+        except P.BadMessage as exc:
+            self._count_bad(str(exc))
+            notice = _notice("malformed", f"malformed: {exc}", bad_messages=self.bad_messages)
+            self._reply(identity, frames[1][:8].ljust(8, b"\0"), P.REPLY_ERROR, notice)
+            return
+        seq, op = request.seq, request.op
         if self.owner is not None and identity != self.owner:
-            message = f"job {self.job_id} already hosts another client's actor"
-            self._reply(identity, seq, P.REPLY_ERROR, _notice("taken", message))
+            message_text = f"job {self.job_id} already hosts another client's actor"
+            self._reply(identity, seq, P.REPLY_ERROR, _notice("taken", message_text))
             return
         if os.getppid() != self.parent:  # the worker died: the watchdog ends this job shortly
-            message = f"job {self.job_id} lost its worker"
-            self._reply(identity, seq, P.REPLY_ERROR, _notice("orphaned", message))
+            message_text = f"job {self.job_id} lost its worker"
+            self._reply(identity, seq, P.REPLY_ERROR, _notice("orphaned", message_text))
             return
         if self.failed_at is not None and op not in (P.OP_RELEASE, P.OP_PING):
-            message = f"job {self.job_id} hosts no actor: its constructor failed"
-            self._reply(identity, seq, P.REPLY_ERROR, _notice("failed", message))
+            message_text = f"job {self.job_id} hosts no actor: its constructor failed"
+            self._reply(identity, seq, P.REPLY_ERROR, _notice("failed", message_text))
             return
         handler = (self._owner_ops if self.owner is not None else self._free_ops).get(op)
         self.busy = True
@@ -294,7 +304,7 @@ class Job:
         try:
             if handler is None:
                 raise P.BadMessage(f"unexpected operation {op[:16]!r}")
-            handler(self, identity, seq, frames)
+            handler(self, identity, request)
         except (P.BadMessage, UnicodeDecodeError) as exc:
             self._count_bad(str(exc))
             notice = _notice("malformed", f"malformed: {exc}", bad_messages=self.bad_messages)
@@ -307,16 +317,18 @@ class Job:
         if self.bad_messages <= 10 or self.bad_messages % 1000 == 0:
             print(f"[xparl] dropped {what} ({self.bad_messages} so far)", file=sys.stderr)
 
-    def _hello(self, identity: bytes, seq: bytes, frames: list[Any]) -> None:
-        if len(frames) != 4 or not 16 <= len(frames[3].bytes) <= 64:
+    def _hello(self, identity: bytes, request: P.Request) -> None:
+        nonce = request.payload
+        if len(nonce) != 1 or not 16 <= len(nonce[0]) <= 64:
             raise P.BadMessage("HELLO carries one nonce of 16 to 64 bytes")
-        proof = self.security.job_proof(self.job_id, frames[3].bytes)
-        self._reply(identity, seq, P.REPLY_OK, [proof])
+        proof = self.security.job_proof(self.job_id, bytes(nonce[0]))
+        self._reply(identity, request.seq, P.REPLY_OK, [proof])
 
-    def _init(self, identity: bytes, seq: bytes, frames: list[Any]) -> None:
-        if len(frames) < 8:
+    def _init(self, identity: bytes, request: P.Request) -> None:
+        seq, payload = request.seq, request.payload
+        if len(payload) < 5:
             raise P.BadMessage("INIT carries a spec, a file list, files, a class and arguments")
-        spec = P.decode(frames[3].bytes)
+        spec = P.decode(bytes(payload[0]))
         name = P.text(spec, "class_name")
         client_id = P.text(spec, "client_id", max_len=64)
         gpus = [str(g) for g in P.items(spec, "gpus", str, 64)]
@@ -325,10 +337,11 @@ class Job:
             max_memory = P.number(spec, "max_memory", 1e-3, 1e12, 0)
         reply_limit = P.integer(spec, "max_message_bytes", 1, 1 << 62)
         try:
-            files = unpack_files(frames[4].bytes, frames[5].bytes)
+            files = unpack_files(bytes(payload[1]), bytes(payload[2]))
         except ValueError as exc:
             raise P.BadMessage(str(exc)) from None
-        self.owner, self.owner_fd = identity, frames[1].get(zmq.SRCFD)
+        # The connection the client's frames came on: its end is the client's end.
+        self.owner, self.owner_fd = identity, request.frames[-1].get(zmq.SRCFD)
         self.reply_limit = reply_limit
         claim = {"job_id": self.job_id, "client_id": client_id, "gpus": gpus, "class_name": name}
         self._to_worker(P.JOB_CLAIMED, claim)
@@ -340,8 +353,8 @@ class Job:
         print(f"[xparl] job {self.job_id} hosts an actor of class {name}", flush=True)
         try:
             write_files(files, Path.cwd())
-            cls = load_class([frames[6]], f"the class {name}", Path.cwd())
-            args, kwargs = _arguments(frames[7:], f"the arguments of {name}()")
+            cls = load_class([payload[3]], f"the class {name}", Path.cwd())
+            args, kwargs = _arguments(payload[4:], f"the arguments of {name}()")
         except (OSError, DeserializeError) as exc:
             self._fail_init(identity, seq, error_frames("deserialize", exc))
             return
@@ -354,12 +367,12 @@ class Job:
         shadowed = shadowing_attributes(self.instance)
         self._reply(identity, seq, P.REPLY_OK, [P.encode({"shadowed": shadowed})])
 
-    def _call(self, identity: bytes, seq: bytes, frames: list[Any]) -> None:
-        name = _name(frames)
-        if len(frames) < 5:
+    def _call(self, identity: bytes, request: P.Request) -> None:
+        seq, name = _named(request)
+        if not request.payload:
             raise P.BadMessage("CALL carries a name and pickled arguments")
         try:
-            args, kwargs = _arguments(frames[4:], f"the arguments of `{name}`")
+            args, kwargs = _arguments(request.payload, f"the arguments of `{name}`")
         except DeserializeError as exc:
             self._reply(identity, seq, P.REPLY_ERROR, error_frames("deserialize", exc))
             return
@@ -417,8 +430,8 @@ class Job:
             return
         self._reply(identity, seq, P.REPLY_OK, out)
 
-    def _get(self, identity: bytes, seq: bytes, frames: list[Any]) -> None:
-        name = _name(frames)
+    def _get(self, identity: bytes, request: P.Request) -> None:
+        seq, name = _named(request)
         try:
             value = getattr(self.instance, name)
         except AttributeError as exc:
@@ -429,12 +442,12 @@ class Job:
             return
         self._reply_value(identity, seq, value, f"the attribute `{name}`")
 
-    def _set(self, identity: bytes, seq: bytes, frames: list[Any]) -> None:
-        name = _name(frames)
-        if len(frames) < 5:
+    def _set(self, identity: bytes, request: P.Request) -> None:
+        seq, name = _named(request)
+        if not request.payload:
             raise P.BadMessage("SET carries a name and a pickled value")
         try:
-            value = loads(frames[4:], f"the value for attribute `{name}`")
+            value = loads(request.payload, f"the value for attribute `{name}`")
             setattr(self.instance, name, value)
         except DeserializeError as exc:
             self._reply(identity, seq, P.REPLY_ERROR, error_frames("deserialize", exc))
@@ -444,12 +457,12 @@ class Job:
             return
         self._reply(identity, seq, P.REPLY_OK, [])
 
-    def _release(self, identity: bytes, seq: bytes, frames: list[Any]) -> None:
-        self._reply(identity, seq, P.REPLY_OK, [])
+    def _release(self, identity: bytes, request: P.Request) -> None:
+        self._reply(identity, request.seq, P.REPLY_OK, [])
         self.exit(self._exit_code())
 
-    def _ping(self, identity: bytes, seq: bytes, frames: list[Any]) -> None:
-        self._reply(identity, seq, P.REPLY_OK, [])
+    def _ping(self, identity: bytes, request: P.Request) -> None:
+        self._reply(identity, request.seq, P.REPLY_OK, [])
 
     _free_ops: ClassVar[dict[bytes, Callable[..., None]]] = {P.OP_HELLO: _hello, P.OP_INIT: _init}
     _owner_ops: ClassVar[dict[bytes, Callable[..., None]]] = {
@@ -509,10 +522,11 @@ def _arguments(frames: list[Any], what: str) -> tuple[tuple[Any, ...], dict[str,
     return tuple(value[0]), value[1]
 
 
-def _name(frames: list[Any]) -> str:
-    if len(frames) < 4 or len(frames[3].bytes) > 1024:
-        raise P.BadMessage("the operation names an attribute of at most 1024 bytes")
-    return str(frames[3].bytes.decode())
+def _named(request: P.Request) -> tuple[bytes, str]:
+    """The seq and attribute name of a call, read or write (which must name one)."""
+    if not request.name:
+        raise P.BadMessage("a call, read or write names an attribute")
+    return request.seq, request.name
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -78,6 +78,109 @@ REPLY_ERROR = b"E"
 REPLY_DIED = b"D"
 
 
+# The actor channel's framing. A request is one head frame, then the payload's other frames:
+#   head = seq (8 bytes) + op (1) + name length (2, little-endian) + name + flags (1) [+ body]
+# and a reply (after the job's ROUTER identity) likewise:
+#   head = seq (8) + status (1) + flags (1) [+ body]
+# where flag INLINE says the payload's first frame (a call's pickle, a JSON object) is the body,
+# appended to the head because it is small. A trivial call is then one frame each way, as a
+# bare ZeroMQ echo is; large and out-of-band frames (numpy arrays) still travel on their own.
+INLINE_MAX_BYTES = 64 * 2**10
+MAX_NAME_BYTES = 1024
+_INLINE = 1
+_SEQ = 8
+_SNDMORE = int(zmq.SNDMORE)  # plain ints: pyzmq's enums and attribute sugar cost microseconds
+_RCVMORE = int(zmq.RCVMORE)
+_COPY_BELOW = 65536  # pyzmq copies small frames faster than it tracks them
+
+
+class Request:
+    """A parsed actor-channel request; ``payload`` frames are memoryviews of what arrived."""
+
+    __slots__ = ("frames", "name", "op", "payload", "seq")
+
+    def __init__(
+        self, seq: bytes, op: bytes, name: str, payload: list[memoryview], frames: list[Any]
+    ) -> None:
+        self.seq, self.op, self.name, self.payload = seq, op, name, payload
+        self.frames = frames  # the zmq frames after the head, as received (for their properties)
+
+
+def _with_body(head: bytes, payload: list[Any]) -> list[Any]:
+    if payload and isinstance(payload[0], bytes) and len(payload[0]) <= INLINE_MAX_BYTES:
+        return [head + b"\x01" + payload[0], *payload[1:]]
+    return [head + b"\x00", *payload]
+
+
+def _payload(head: bytes, start: int, rest: list[Any]) -> list[memoryview]:
+    frames = [getattr(frame, "buffer", frame) for frame in rest]
+    if head[start - 1] & _INLINE:
+        return [memoryview(head)[start:], *frames]
+    return frames
+
+
+def request_frames(
+    seq: int, op: bytes, name: str = "", payload: list[Any] | None = None
+) -> list[Any]:
+    """The frames of one request from a client to its job."""
+    raw = name.encode()
+    if len(raw) > MAX_NAME_BYTES:
+        raise ValueError(f"attribute name of {len(raw)} bytes; at most {MAX_NAME_BYTES}")
+    head = seq.to_bytes(_SEQ, "little") + op + len(raw).to_bytes(2, "little") + raw
+    return _with_body(head, payload or [])
+
+
+def parse_request(head: bytes, rest: list[Any]) -> Request:
+    """Read a request's head frame (bytes) and other frames; :class:`BadMessage` if malformed."""
+    if len(head) < _SEQ + 4:
+        raise BadMessage("a request head is at least 12 bytes")
+    length = int.from_bytes(head[_SEQ + 1 : _SEQ + 3], "little")
+    start = _SEQ + 3 + length + 1
+    if length > MAX_NAME_BYTES or len(head) < start:
+        raise BadMessage(f"the operation names an attribute of at most {MAX_NAME_BYTES} bytes")
+    try:
+        name = head[_SEQ + 3 : start - 1].decode()
+    except UnicodeDecodeError:
+        raise BadMessage("the attribute name is not UTF-8") from None
+    return Request(head[:_SEQ], head[_SEQ : _SEQ + 1], name, _payload(head, start, rest), rest)
+
+
+def reply_frames(seq: bytes, status: bytes, payload: list[Any]) -> list[Any]:
+    """The frames of one reply from a job (without the ROUTER identity)."""
+    return _with_body(seq + status, payload)
+
+
+def parse_reply(head: bytes, rest: list[Any]) -> tuple[bytes, bytes, list[memoryview]]:
+    """``(seq, status, payload)`` of a reply; :class:`BadMessage` if malformed."""
+    if len(head) < _SEQ + 2:
+        raise BadMessage("a reply head is at least 10 bytes")
+    return head[:_SEQ], head[_SEQ : _SEQ + 1], _payload(head, _SEQ + 2, rest)
+
+
+def recv_message(sock: zmq.Socket, max_frames: int, heads: int = 1) -> list[Any] | None:
+    """Receive one multipart message: its first ``heads`` frames as bytes (copied: they are
+    small), the others as zero-copy frames. None if it had more than ``max_frames`` (the surplus
+    is read and dropped). Raises ``zmq.Again`` when nothing arrives within the socket's receive
+    timeout."""
+    frames: list[Any] = [sock.recv()]
+    overflow = False
+    while sock.get(_RCVMORE):
+        frame = sock.recv(copy=len(frames) < heads)
+        if len(frames) < max_frames:
+            frames.append(frame)
+        else:
+            overflow = True
+    return None if overflow else frames
+
+
+def send_message(sock: zmq.Socket, frames: list[Any], flags: int = 0) -> None:
+    """Send ``frames`` as one message: small ones copied (cheaper in pyzmq), large ones not."""
+    last = len(frames) - 1
+    for i, frame in enumerate(frames):
+        more = _SNDMORE if i < last else 0
+        sock.send(frame, flags | more, copy=isinstance(frame, bytes) and len(frame) < _COPY_BELOW)
+
+
 def remote_version() -> str:
     """The installed parl-remote version (the parl package version it ships with)."""
     from parl._version import __version__

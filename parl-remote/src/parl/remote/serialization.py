@@ -62,6 +62,30 @@ class _Pickler(cloudpickle.CloudPickler):
     )
 
 
+# Values the standard pickler writes exactly as cloudpickle would (nothing by value), checked
+# in a few steps: most calls carry a handful of numbers, strings or arrays, and the standard
+# pickler is several times cheaper per call than a CloudPickler.
+_PLAIN_SCALARS = frozenset({type(None), bool, int, float, complex, str, bytes})
+_PLAIN_ITEMS = 16  # containers longer than this go through cloudpickle unchecked
+
+
+def _plain(obj: Any, depth: int = 3) -> bool:
+    kind = type(obj)
+    if kind in _PLAIN_SCALARS:
+        return True
+    if kind.__name__ == "ndarray" and kind.__module__ == "numpy":  # numpy need not be imported
+        return not obj.dtype.hasobject
+    if depth == 0:
+        return False
+    if kind is tuple or kind is list:
+        return len(obj) <= _PLAIN_ITEMS and all(_plain(item, depth - 1) for item in obj)
+    if kind is dict:
+        return len(obj) <= _PLAIN_ITEMS and all(
+            type(key) is str and _plain(value, depth - 1) for key, value in obj.items()
+        )
+    return False
+
+
 def dumps(obj: Any, what: str = "object") -> list[Any]:
     """Pickle ``obj`` into ``[pickle_bytes, *out_of_band_buffers]``.
 
@@ -82,8 +106,9 @@ def dumps(obj: Any, what: str = "object") -> list[Any]:
         return False
 
     stream = io.BytesIO()
+    pickler = pickle.Pickler if _plain(obj) else _Pickler
     try:
-        _Pickler(stream, protocol=5, buffer_callback=keep_out_of_band).dump(obj)
+        pickler(stream, protocol=5, buffer_callback=keep_out_of_band).dump(obj)
     except Exception as exc:
         raise SerializeError(
             f"cannot pickle {what}: {type(exc).__name__}: {exc}. Use picklable values "

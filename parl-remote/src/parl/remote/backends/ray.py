@@ -226,8 +226,15 @@ class RayActorRef(ActorRef):
             self.shadowed.update(ray.get(ready))
         self.pending = None
 
+    def check_live(self) -> None:
+        """Raise for a released actor: Ray kills it asynchronously, and a call sent before the
+        kill lands would still be answered."""
+        if self.released:
+            raise ActorDiedError(f"{self.describe()} was released (destroy() or disconnect)")
+
     def remote_call(self, name: str, *args: Any, **kwargs: Any) -> Any:
         """Submit ``name(*args, **kwargs)``: through its own Ray method where the host has one."""
+        self.check_live()
         method = self.methods.get(name)
         if method is None:
             own = name in self.forwarded
@@ -408,10 +415,12 @@ class RayBackend(Backend):
         return result
 
     def get_attribute(self, ref: RayActorRef, name: str) -> Any:
+        ref.check_live()
         pending = ref.handle.get.remote(name)
         return self._resolve(ref, pending, f"`{name}`", ref.spec.call_timeout)
 
     def set_attribute(self, ref: RayActorRef, name: str, value: Any) -> None:
+        ref.check_live()
         pending = ref.handle.set.remote(name, value)
         self._resolve(ref, pending, f"`{name}`", ref.spec.call_timeout)
 

@@ -146,7 +146,7 @@ class XparlBackend(Backend):
 
     def _send(self, ref: XparlActorRef, name: str, frames: list[Any]) -> Any:
         what = f"`{name}`"
-        reply = ref.wait_channel().request(P.OP_CALL, [name.encode(), *frames], what)
+        reply = ref.wait_channel().request(P.OP_CALL, frames, what, name=name)
         return loads(reply, f"the return value of {what}")
 
     def call(
@@ -170,7 +170,7 @@ class XparlBackend(Backend):
 
     def get_attribute(self, ref: XparlActorRef, name: str) -> Any:
         def get() -> Any:
-            reply = ref.wait_channel().request(P.OP_GET, [name.encode()], f"`{name}`")
+            reply = ref.wait_channel().request(P.OP_GET, [], f"`{name}`", name=name)
             return loads(reply, f"the attribute `{name}`")
 
         return ref.in_order(get)
@@ -179,7 +179,7 @@ class XparlBackend(Backend):
         frames = dumps(value, f"the value for attribute `{name}`")
 
         def put() -> None:
-            ref.wait_channel().request(P.OP_SET, [name.encode(), *frames], f"`{name}`")
+            ref.wait_channel().request(P.OP_SET, frames, f"`{name}`", name=name)
 
         ref.in_order(put)
 
