@@ -34,7 +34,7 @@ __all__ = [
     "remote_version",
 ]
 
-PROTOCOL_VERSION = 3  # 3: workers report numbered deltas; clients cancel given-up requests
+PROTOCOL_VERSION = 4  # 3: numbered deltas, cancels; 4: the actor channel's head frames
 CONTROL_MAX_BYTES = 256 * 2**10  # what a master or worker accepts in one frame
 STATUS_MAX_BYTES = 64 * 2**20  # what a tool accepts as the answer to a status or log query
 MAX_DEPTH = 32  # nesting a control frame may have (what xparl itself sends stays far below)
