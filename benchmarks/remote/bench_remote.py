@@ -10,6 +10,7 @@ and written to ``benchmarks/remote/results.md``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import socket
 import statistics
@@ -18,6 +19,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -146,6 +148,20 @@ def calls_per_second(actors: list[object], duration: float) -> float:
     return sum(counts) / duration
 
 
+@contextlib.contextmanager
+def background_load(processes: int) -> Iterator[None]:
+    """Keep ``processes`` busy loops running (a machine loaded the same way in every run)."""
+    burners = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(processes)
+    ]
+    try:
+        yield
+    finally:
+        for burner in burners:
+            burner.kill()
+            burner.wait(10)
+
+
 def data_plane(quick: bool, rounds: int) -> list[str]:
     """The call path against raw ZeroMQ between two processes, default security (auth on).
 
@@ -251,6 +267,12 @@ def main() -> None:
     parser.add_argument(
         "--data-plane-only", action="store_true", help="only the call path against raw ZeroMQ"
     )
+    parser.add_argument(
+        "--background-load",
+        type=int,
+        default=0,
+        help="busy-loop processes kept running during the call-path figures (a loaded machine)",
+    )
     parser.add_argument("--rounds", type=int, default=3, help="rounds of the alternating figures")
     parser.add_argument("--output", default=str(HERE / "results.md"))
     args = parser.parse_args()
@@ -258,7 +280,10 @@ def main() -> None:
     big_reps = 5 if args.quick else 20
     home = tempfile.mkdtemp(prefix="xparl-bench-")
     os.environ["XPARL_HOME"] = home
-    data_plane_table = data_plane(args.quick, args.rounds)
+    with background_load(args.background_load):
+        data_plane_table = data_plane(args.quick, args.rounds)
+    if args.background_load:
+        data_plane_table[2] += f" {args.background_load} busy-loop processes ran beside it."
     if args.data_plane_only:
         print("\n".join(data_plane_table))
         return
