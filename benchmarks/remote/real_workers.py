@@ -18,7 +18,8 @@ N × (cpu_num + 1) processes. After the first worker is up the benchmark measure
 (PSS of the worker and its jobs) and, when N of them do not fit in the available memory (less
 ``--reserve-gib``), starts only as many as fit and says so in the results.
 
-Every process it started is stopped by pid (then ``xparl stop --port``). Results go to
+Every process it started is stopped by pid (then ``xparl stop --port``); the temporary
+``XPARL_HOME`` is removed, or kept with the cluster's logs when the run fails. Results go to
 ``benchmarks/remote/real_workers.md`` and ``benchmarks/remote/real_workers/<workers>x<cpus>.json``.
 """
 
@@ -30,6 +31,7 @@ import contextlib
 import itertools
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -37,6 +39,10 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+import parl
+from parl.remote import protocol as P
+from parl.remote.cluster import connected_workers, query, recorded_clusters, stop_process
 
 import psutil
 
@@ -123,8 +129,6 @@ class Cluster:
     """A real master and the workers ``xparl connect`` added to it, all known by pid."""
 
     def __init__(self, port: int) -> None:
-        from parl.remote.cluster import recorded_clusters
-
         self.port = port
         self.address = f"127.0.0.1:{port}"
         xparl("start", "--port", str(port), "--cpu_num", "0", "--no-monitor")
@@ -134,9 +138,6 @@ class Cluster:
 
     def status(self, timeout: float = 30.0) -> dict[str, Any]:
         """The master's status, without its lists (``limit`` 0): counts and totals only."""
-        from parl.remote import protocol as P
-        from parl.remote.cluster import query
-
         return query(self.address, P.STATUS, {"limit": 0}, timeout, self.record.security)
 
     def connect(self, count: int, cpu_num: int, parallel: int, timeout: float) -> None:
@@ -156,8 +157,6 @@ class Cluster:
                 self.wait_ready(len(self.workers), len(self.workers) * cpu_num, timeout)
 
     def _add_recorded_workers(self) -> None:
-        from parl.remote.cluster import connected_workers
-
         known = {record["pid"] for record in self.workers}
         self.workers += [r for _, r in connected_workers() if r["pid"] not in known]
 
@@ -180,8 +179,6 @@ class Cluster:
 
     def stop(self) -> list[int]:
         """Stop every worker, then the master, by pid; return the pids still running after."""
-        from parl.remote.cluster import stop_process
-
         started = self.processes()
         for record in self.workers:
             stop_process(record)
@@ -271,8 +268,6 @@ def answering(remote_class: Any) -> Any:
 
 def churn(cluster: Cluster, args: argparse.Namespace, capacity: int) -> list[dict[str, Any]]:
     """Create and release ``args.actors`` actors in batches; a sample after each batch."""
-    import parl
-
     remote_probe = parl.remote_class(Probe)
     parl.connect(cluster.address)
     batch_size = min(args.batch, capacity)
@@ -311,7 +306,19 @@ def churn(cluster: Cluster, args: argparse.Namespace, capacity: int) -> list[dic
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    os.environ["XPARL_HOME"] = tempfile.mkdtemp(prefix="xparl-real-workers-")
+    """Measure on a cluster with its own ``XPARL_HOME``; its logs are kept if something fails."""
+    home = tempfile.mkdtemp(prefix="xparl-real-workers-")
+    os.environ["XPARL_HOME"] = home
+    try:
+        result = measure(args)
+    except BaseException:
+        print(f"the cluster's logs are kept in {home}", file=sys.stderr)
+        raise
+    shutil.rmtree(home, ignore_errors=True)
+    return result
+
+
+def measure(args: argparse.Namespace) -> dict[str, Any]:
     cluster = Cluster(free_port())
     result: dict[str, Any] = {"command": command(), "commit": commit(), "machine": machine()}
     try:
