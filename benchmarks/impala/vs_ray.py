@@ -58,6 +58,7 @@ ENV_ID = "CartPole-v1"
 SIDES = ("xparl", "ray", "rllib")
 # As the noxfile's Ray runs: no usage reporting, no cluster mode on Windows or macOS.
 RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+LOADS = ("load_before", "load_after")
 SEED_CLAIM = 2.6  # PARL's seeds: "+160%" data throughput of its IMPALA over Ray/RLlib's
 
 
@@ -205,7 +206,7 @@ def measure_all(args: argparse.Namespace) -> dict[int, dict[str, dict[str, Any]]
                         figures = measure_example(side, actors, args, env)
                 except SideFailed as exc:
                     figures = {"failed": str(exc)}
-                figures["load_before"], figures["load_after"] = load_before, _load()
+                figures[LOADS[0]], figures[LOADS[1]] = load_before, _load()
                 results[actors][side] = figures
                 rate = figures.get("failed") or f"{figures['steady_sps']:.0f} env steps/s"
                 print(f"{actors} actors, {side}: {rate}", flush=True)
@@ -247,6 +248,18 @@ def _rows(results: dict[int, dict[str, dict[str, Any]]]) -> list[list[object]]:
                 ]
             )
     return rows
+
+
+def _load_warning(results: dict[int, dict[str, dict[str, Any]]]) -> str:
+    cores = os.cpu_count() or 1
+    peak = max(r[key][0] for sides in results.values() for r in sides.values() for key in LOADS)
+    if peak <= cores:
+        return ""
+    return (
+        f"**The 1-minute load average reached {peak:.1f} on {cores} cores during this run: other "
+        "work shared the CPUs, so these figures and their ratios are not reliable; repeat the "
+        "run on a quiet machine.**\n\n"
+    )
 
 
 def _verdict(results: dict[int, dict[str, dict[str, Any]]]) -> str:
@@ -305,6 +318,7 @@ def write_report(args: argparse.Namespace, results: dict[int, dict[str, dict[str
         f"step budget {args.steps}\n"
         + (f"- RLlib side: {rllib['versions']}\n" if rllib else "")
         + "\n"
+        + _load_warning(results)
         + table
         + "\n\n"
         + _verdict(results)
