@@ -167,7 +167,10 @@ def test_a_stalled_master_leaks_no_cpu_to_given_up_requests(start_cluster, scrip
     cluster = start_cluster(3)
     clients = [scripts(STALL_CLIENT, cluster.address) for _ in range(3)]
     for client in clients:
-        wait_for(lambda c=client: c.saw("created"), 60, "a client creating actors")
+        try:
+            wait_for(lambda c=client: c.saw("created"), 60, "a client creating actors")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; its output: {client.lines[-20:]}") from None
     master = cluster.master["pid"]
     os.kill(master, signal.SIGSTOP)
     try:

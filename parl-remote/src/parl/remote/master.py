@@ -56,6 +56,7 @@ CLAIM_TIMEOUT_S = 60.0  # a grant not claimed within this is taken back (its cli
 STATUS_LIMIT = 1000  # entries of each list in a status answer, unless asked for fewer or more
 MAX_STATUS_LIMIT = 20_000
 _MAX_SCRIPT_CHARS = 512  # of a client's script path kept (its end): a hello's memory is bounded
+_MORE, _LAST = int(zmq.NOBLOCK | zmq.SNDMORE), int(zmq.NOBLOCK)
 _DUTIES_EVERY_S = 0.02  # housekeeping runs at most this often
 _LAG_WINDOW_S = 5.0  # the lag shown is the larger of this window's and the last one's
 _LAG_BUCKETS = [0.001 * 1.25**i for i in range(64)]  # upper bounds: 1 ms to about 1.6 hours
@@ -185,6 +186,7 @@ class Master:
         self.grants: dict[tuple[str, str], str] = {}  # (client, request) -> unclaimed job
         self.gone: OrderedDict[str, None] = OrderedDict()
         self.lag = _Lag()
+        self.own_identity = P.identity()  # versions, host, pid: sent with every hello's answer
         self.status_answers: dict[int, tuple[float, bytes]] = {}  # limit -> (until, answer)
         self.started_at = time.time()
         self.running = True
@@ -259,8 +261,10 @@ class Master:
 
     def _send(self, identity: bytes, tag: bytes, payload: dict[str, Any] | bytes) -> None:
         body = payload if isinstance(payload, bytes) else P.encode(payload)
-        try:
-            self.socket.send_multipart([identity, tag, body], zmq.NOBLOCK)
+        try:  # three sends with plain int flags: send_multipart's flag arithmetic costs more
+            self.socket.send(identity, _MORE)
+            self.socket.send(tag, _MORE)
+            self.socket.send(body, _LAST)
         except zmq.ZMQError as exc:
             logger.warning("could not send %r: %s", tag, exc)
 
@@ -271,7 +275,7 @@ class Master:
         self._send(identity, P.ERROR, {"kind": kind, "message": message, **extra})
 
     def _version_error(self, info: dict[str, Any]) -> str | None:
-        mine = P.identity()
+        mine = self.own_identity
         theirs = (str(info.get("version")), str(info.get("python")), info.get("protocol"))
         if theirs == (mine["version"], mine["python"], mine["protocol"]):
             return None
@@ -405,10 +409,10 @@ class Master:
         A job missing from the report exited; its client learns that from its own connection
         (or the worker's exit notice), so the books are fixed silently here.
         """
+        if change <= worker.change:
+            return  # not newer than what the books hold (a worker registering again, say)
         ready = [_job_info(j) for j in _objects(jobs, "ready")]
         busy = [_job_info(j, claimed=True) for j in _objects(jobs, "busy")]
-        if change <= worker.change:
-            return
         worker.change = change
         live = {j["job_id"] for j in ready} | {j["job_id"] for j in busy}
         for allocation in list(self.scheduler.of_worker(worker.worker_id)):
@@ -507,7 +511,7 @@ class Master:
         self.client_silence.move_to_end(client_id)
         if known is None:
             logger.info("client %s connected", client_id[:8])
-        ack = {"master": self.address, "mode": self.mode.value, **P.identity()}
+        ack = {"master": self.address, "mode": self.mode.value, **self.own_identity}
         self._send(identity, P.ACK, ack)
 
     def _client(self, identity: bytes, msg: dict[str, Any]) -> _Client | None:
