@@ -183,3 +183,30 @@ def test_pending_requests_stay_small_under_add_and_cancel() -> None:
         pending.cancel("b", f"b{i}")
     assert len(pending) == 1
     assert len(pending._deadlines) <= 70 and sum(map(len, pending._queues.values())) <= 70
+
+
+def test_the_lag_is_the_wait_beyond_each_workers_clock_offset(monkeypatch) -> None:
+    """Heartbeats that waited 2 s read as a 2 s lag whatever the workers' clock offsets; one
+    member with a wildly wrong clock does not move it; an idle window lets it fall again."""
+    from parl.remote import lag as lag_module
+
+    now = [1000.0]
+    monkeypatch.setattr(lag_module.time, "time", lambda: now[0])
+    monkeypatch.setattr(lag_module.time, "monotonic", lambda: now[0])
+    lag = lag_module.HeartbeatLag()
+    offsets = {f"w{i}": random.Random(i).uniform(-30, 30) for i in range(20)}
+    for worker_id, offset in offsets.items():  # answered at once: the shortest delays
+        lag.sample(worker_id, now[0] - 0.001 + offset)
+    assert lag.update(now[0]) < 0.01
+    now[0] += 1
+    for worker_id, offset in offsets.items():  # each waited 2 s for the master
+        lag.sample(worker_id, now[0] - 2.0 + offset)
+    lag.sample("liar", now[0] + 1e5)  # a clock far ahead: its first delay is its baseline
+    lag.sample("liar", now[0] - 1e5)
+    assert 1.9 < lag.update(now[0]) < 2.6
+    now[0] += lag_module.WINDOW_S
+    lag.update(now[0])  # the window with the waits becomes the previous one
+    now[0] += lag_module.WINDOW_S
+    for worker_id, offset in offsets.items():
+        lag.sample(worker_id, now[0] - 0.001 + offset)
+    assert lag.update(now[0]) < 0.01

@@ -23,7 +23,6 @@ Run as ``python -m parl.remote.master --port P`` with the cluster secret on stdi
 from __future__ import annotations
 
 import argparse
-import bisect
 import hmac
 import logging
 import os
@@ -38,6 +37,7 @@ from typing import Any, ClassVar
 from parl.core.files import write_atomic
 from parl.remote import protocol as P
 from parl.remote.config import Timeouts, default_host
+from parl.remote.lag import HeartbeatLag
 from parl.remote.pending import PendingRequests, Request
 from parl.remote.processes import process_exists, raise_fd_limit
 from parl.remote.scheduler import Allocation, Capacity, Scheduler, gpu_sort_key
@@ -58,8 +58,6 @@ MAX_STATUS_LIMIT = 20_000
 _MAX_SCRIPT_CHARS = 512  # of a client's script path kept (its end): a hello's memory is bounded
 _MORE, _LAST = int(zmq.NOBLOCK | zmq.SNDMORE), int(zmq.NOBLOCK)
 _DUTIES_EVERY_S = 0.02  # housekeeping runs at most this often
-_LAG_WINDOW_S = 5.0  # the lag shown is the larger of this window's and the last one's
-_LAG_BUCKETS = [0.001 * 1.25**i for i in range(64)]  # upper bounds: 1 ms to about 1.6 hours
 _RESYNC_ACK = P.encode({"resync": True})
 
 
@@ -85,7 +83,6 @@ class _Worker:
     bad_messages: int = 0
     refused: int = 0
     machine: dict[str, Any] | None = None  # memory, load and CPU count of its host
-    min_delay: float = float("inf")  # the shortest heartbeat delay seen: its clock offset
 
 
 @dataclass
@@ -99,48 +96,6 @@ class _Client:
     last_seen: float = field(default_factory=time.monotonic)
     connected_at: float = field(default_factory=time.time)
     lost_logged: bool = False
-
-
-class _Lag:
-    """How old the heartbeats the master reads are: the 90th percentile over the last one or
-    two windows, so neither one slow heartbeat nor one member's wrong clock moves it.
-
-    A heartbeat carries its worker's send time; its delay minus the shortest delay seen from
-    that worker (its clock offset and the transport's latency) is how long it waited for the
-    master. Samples are counted in logarithmic buckets: O(1) per heartbeat.
-    """
-
-    def __init__(self) -> None:
-        self.counts = [0] * (len(_LAG_BUCKETS) + 1)
-        self.previous = 0.0
-        self.seconds = 0.0
-        self.window_start = time.monotonic()
-        self.behind = False
-
-    def sample(self, worker: _Worker, sent: float) -> None:
-        delay = time.time() - sent
-        if delay < worker.min_delay:
-            worker.min_delay = delay
-        self.counts[bisect.bisect_left(_LAG_BUCKETS, delay - worker.min_delay)] += 1
-
-    def update(self, now: float) -> None:
-        """Recompute :attr:`seconds`; start a new window when this one is over."""
-        current = self._percentile(0.9)
-        if now - self.window_start >= _LAG_WINDOW_S:
-            self.previous, self.window_start = current, now
-            self.counts = [0] * len(self.counts)
-        self.seconds = max(current, self.previous)
-
-    def _percentile(self, q: float) -> float:
-        total = sum(self.counts)
-        if not total:
-            return 0.0
-        seen = 0
-        for bucket, count in enumerate(self.counts):
-            seen += count
-            if seen >= q * total:
-                return _LAG_BUCKETS[min(bucket, len(_LAG_BUCKETS) - 1)]
-        return _LAG_BUCKETS[-1]
 
 
 class Master:
@@ -185,7 +140,8 @@ class Master:
         self.unclaimed: OrderedDict[str, None] = OrderedDict()  # granted jobs, oldest first
         self.grants: dict[tuple[str, str], str] = {}  # (client, request) -> unclaimed job
         self.gone: OrderedDict[str, None] = OrderedDict()
-        self.lag = _Lag()
+        self.lag = HeartbeatLag()
+        self.behind = False  # logged as behind, not yet as caught up
         self.own_identity = P.identity()  # versions, host, pid: sent with every hello's answer
         self.status_answers: dict[int, tuple[float, bytes]] = {}  # limit -> (until, answer)
         self.started_at = time.time()
@@ -319,7 +275,7 @@ class Master:
             return
         if known is not None:
             worker.change = known.change  # a report older than one already applied stays ignored
-            worker.machine, worker.min_delay = known.machine, known.min_delay
+            worker.machine = known.machine
         self.workers[worker_id] = worker
         self.worker_silence[worker_id] = None
         self.worker_silence.move_to_end(worker_id)
@@ -384,7 +340,7 @@ class Master:
         sent = msg.get("sent")
         ack: dict[str, Any] = {}
         if type(sent) is float and abs(time.time() - sent) < 86400:
-            self.lag.sample(worker, sent)
+            self.lag.sample(worker.worker_id, sent)
             ack["sent"] = sent  # echoed: the worker can time its master
         if "bad_messages" in msg:
             worker.bad_messages = P.integer(msg, "bad_messages", 0, 1 << 62)
@@ -759,10 +715,9 @@ class Master:
             self._expire_grants(now)
 
     def _report_lag(self, now: float) -> None:
-        self.lag.update(now)
-        lag = self.lag.seconds
-        if lag > 2 * self.timeouts.heartbeat_interval and not self.lag.behind:
-            self.lag.behind = True
+        lag = self.lag.update(now)
+        if lag > 2 * self.timeouts.heartbeat_interval and not self.behind:
+            self.behind = True
             logger.warning(
                 "this master is behind: heartbeats wait %.1f s before it reads them, so its "
                 "view of the workers is that old (%d workers, %d clients, %d requests waiting)",
@@ -771,8 +726,8 @@ class Master:
                 len(self.clients),
                 len(self.pending),
             )
-        elif lag <= self.timeouts.heartbeat_interval and self.lag.behind:
-            self.lag.behind = False
+        elif lag <= self.timeouts.heartbeat_interval and self.behind:
+            self.behind = False
             logger.info("this master caught up (heartbeats read within %.2f s)", lag)
 
     def _check_workers(self, now: float) -> None:
@@ -785,6 +740,7 @@ class Master:
                 logger.warning("forgetting worker %s (silent for %.0f s)", worker_id, silent)
                 del self.workers[worker_id]
                 del self.worker_silence[worker_id]
+                self.lag.forget(worker_id)
                 for allocation in self.scheduler.remove_worker(worker_id):
                     self._forget_grant(allocation)
             elif not worker.lost_logged:
@@ -895,7 +851,7 @@ class Master:
             "idle_jobs": books.ready_jobs - sum(len(c.ready) for c in lost_capacity),
             "machines": self._machines(lost_set),
             "lag_s": round(self.lag.seconds, 3),
-            "behind": self.lag.behind,
+            "behind": self.behind,
             "counts": {
                 "workers": len(self.workers) - len(lost_ids),
                 "lost_workers": len(lost_ids),
