@@ -8,7 +8,7 @@ machine, in one run, with 2 and 4 actors (``--actors``) on CartPole-v1::
     VIRTUAL_ENV=/work/venvs/rllib uv pip install "ray[rllib]==2.60.0"   # uv.lock's Ray
     python benchmarks/impala/vs_ray.py --rllib-python /work/venvs/rllib/bin/python
 
-(about 15 minutes; ``--actors``, ``--sides``, ``--steps`` narrow it down).
+(10 to 20 minutes; ``--actors``, ``--sides``, ``--steps`` narrow it down).
 
 Per actor count, three sides, each in a fresh process, one after the other:
 
@@ -31,8 +31,10 @@ queue, so every sampled step is learned from) or from RLlib's first non-empty it
 to its last (RLlib's ``env_runners/num_env_steps_sampled_lifetime``; its learner's
 ``num_env_steps_trained_lifetime`` is shown too: RLlib counts one extra bootstrap row per
 trajectory there and may drop batches when its learner is behind). Start-up is left out of
-every rate. Results go to ``benchmarks/impala/vs-ray-CartPole-v1.{md,json}`` with the command,
-commit, machine and load average.
+every rate. Before each side the script waits (90 s at most) for the 1-minute load average to
+drop below the core count, and the report warns when it did not. Results go to
+``benchmarks/impala/vs-ray-CartPole-v1.{md,json}`` with the command, commit, machine and the
+load average before and after each side.
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ ENV_ID = "CartPole-v1"
 SIDES = ("xparl", "ray", "rllib")
 # As the noxfile's Ray runs: no usage reporting, no cluster mode on Windows or macOS.
 RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
-LOADS = ("load_before", "load_after")
+SETTLE_S = 90.0  # the longest wait for the load of the previous side to die down
 SEED_CLAIM = 2.6  # PARL's seeds: "+160%" data throughput of its IMPALA over Ray/RLlib's
 
 
@@ -189,6 +191,15 @@ def _load() -> list[float]:
     return [round(value, 2) for value in os.getloadavg()]
 
 
+def _settle(limit_s: float = SETTLE_S) -> list[float]:
+    """Wait (at most ``limit_s``) for the 1-minute load average to drop below the core count,
+    so that a side does not start among the previous side's processes; return the load."""
+    deadline = time.monotonic() + limit_s
+    while os.getloadavg()[0] >= (os.cpu_count() or 1) and time.monotonic() < deadline:
+        time.sleep(5)
+    return _load()
+
+
 def measure_all(args: argparse.Namespace) -> dict[int, dict[str, dict[str, Any]]]:
     results: dict[int, dict[str, dict[str, Any]]] = {}
     with tempfile.TemporaryDirectory(prefix="parl-ray-") as ray_tmp:
@@ -198,7 +209,7 @@ def measure_all(args: argparse.Namespace) -> dict[int, dict[str, dict[str, Any]]
             for side in args.sides:
                 if side == "rllib" and not args.rllib_python:
                     continue
-                load_before = _load()
+                load_before = _settle()
                 try:
                     if side == "rllib":
                         figures = measure_rllib(actors, args, env)
@@ -206,7 +217,7 @@ def measure_all(args: argparse.Namespace) -> dict[int, dict[str, dict[str, Any]]
                         figures = measure_example(side, actors, args, env)
                 except SideFailed as exc:
                     figures = {"failed": str(exc)}
-                figures[LOADS[0]], figures[LOADS[1]] = load_before, _load()
+                figures["load_before"], figures["load_after"] = load_before, _load()
                 results[actors][side] = figures
                 rate = figures.get("failed") or f"{figures['steady_sps']:.0f} env steps/s"
                 print(f"{actors} actors, {side}: {rate}", flush=True)
@@ -252,13 +263,14 @@ def _rows(results: dict[int, dict[str, dict[str, Any]]]) -> list[list[object]]:
 
 def _load_warning(results: dict[int, dict[str, dict[str, Any]]]) -> str:
     cores = os.cpu_count() or 1
-    peak = max(r[key][0] for sides in results.values() for r in sides.values() for key in LOADS)
-    if peak <= cores:
+    peak = max(r["load_before"][0] for sides in results.values() for r in sides.values())
+    if peak < cores:
         return ""
     return (
-        f"**The 1-minute load average reached {peak:.1f} on {cores} cores during this run: other "
-        "work shared the CPUs, so these figures and their ratios are not reliable; repeat the "
-        "run on a quiet machine.**\n\n"
+        f"**The 1-minute load average was {peak:.1f} on {cores} cores before a side started "
+        f"(after up to {SETTLE_S:.0f} s of waiting for it to settle): other work shared the CPUs, "
+        "so these figures and their ratios are not reliable; repeat the run on a quiet "
+        "machine.**\n\n"
     )
 
 
