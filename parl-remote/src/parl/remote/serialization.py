@@ -105,10 +105,11 @@ def dumps(obj: Any, what: str = "object") -> list[Any]:
         buffers.append(raw)
         return False
 
-    stream = io.BytesIO()
-    pickler = pickle.Pickler if _plain(obj) else _Pickler
     try:
-        pickler(stream, protocol=5, buffer_callback=keep_out_of_band).dump(obj)
+        if _plain(obj):
+            return [pickle.dumps(obj, 5, buffer_callback=keep_out_of_band), *buffers]
+        stream = io.BytesIO()
+        _Pickler(stream, protocol=5, buffer_callback=keep_out_of_band).dump(obj)
     except Exception as exc:
         raise SerializeError(
             f"cannot pickle {what}: {type(exc).__name__}: {exc}. Use picklable values "
