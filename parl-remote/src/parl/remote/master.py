@@ -177,7 +177,7 @@ class Master:
             events = dict(poller.poll(poll_ms))
             if self.socket in events:
                 for _ in range(P.MAX_BURST):  # a flood cannot hold up housekeeping
-                    if not self.socket.getsockopt(_EVENTS) & _POLLIN:
+                    if not int(self.socket.getsockopt(_EVENTS)) & _POLLIN:
                         break  # (asked, not tried: a failed receive costs an exception)
                     self._dispatch(P.recv_bounded(self.socket, 3))
                 # Heartbeats arrive spread over time: waking for each would cost more than
