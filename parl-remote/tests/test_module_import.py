@@ -94,6 +94,22 @@ def test_classes_the_actor_cannot_import_travel_by_value(plain_module: Any) -> N
     assert _load_elsewhere(frames, "cls.__name__") == "Local"
 
 
+def test_a_class_made_by_exec_in_a_bare_namespace_travels_by_value(shared_cluster: Any) -> None:
+    # exec() without __name__ names the class's module "builtins" (a documentation page's
+    # blocks run that way): nothing of that module may be pickled with it.
+    namespace: dict[str, Any] = {"parl": parl}
+    exec(
+        "@parl.remote_class\nclass Squarer:\n    def square(self, x):\n        return x * x\n",
+        namespace,
+    )
+    assert namespace["Squarer"]._original.__module__ == "builtins"
+    parl.connect(shared_cluster.address)
+    try:
+        assert namespace["Squarer"]().square(3) == 9
+    finally:
+        parl.remote.disconnect()
+
+
 def test_classes_travel_by_value_from_several_threads_at_once(plain_module: Any) -> None:
     # cloudpickle's by-value registration is global: unguarded, one thread's unregister broke
     # another's pickle (ValueError: ... is not registered for pickle by value).

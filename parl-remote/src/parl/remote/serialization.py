@@ -156,8 +156,12 @@ def pickle_class(cls: type, shipped: Collection[str]) -> list[Any]:
     class of ``__main__``, of a module neither shipped nor installed, or defined in a function.
     """
     module = sys.modules.get(cls.__module__)
-    if module is None or _importable_remotely(module, shipped):
-        if module is not None and _reachable(module, cls):
+    # No module of its own (a class made by exec() in a bare namespace says "builtins"):
+    # cloudpickle's own rules send it by value, and nothing of that module must go with it.
+    if module is None or getattr(module, "__file__", None) is None:
+        return dumps(cls, f"the class {cls.__qualname__}")
+    if _importable_remotely(module, shipped):
+        if _reachable(module, cls):
             return dumps(ClassReference(cls.__module__, cls.__qualname__), "a class reference")
         return dumps(cls, f"the class {cls.__qualname__}")  # a local class: by value
     # What the class refers to in a module the actor's process cannot import goes by value too.
