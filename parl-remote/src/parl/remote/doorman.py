@@ -10,19 +10,26 @@ descriptors for itself and its members.
 
 It learns of connections from the socket's monitor (accepted, disconnected, both carrying the
 descriptor). A connection still open once the handshake timeout has passed has proven itself,
-because libzmq drops the others. Beyond the cap, the doorman hangs up on the oldest pending
-connections that have had :data:`GRACE_S` to prove themselves (a member's handshake takes
-milliseconds), keeping the newest, so a member dialing in during a flood is among the last to
-go. Hanging up is a ``shutdown`` of the descriptor, never a ``close``: libzmq sees the peer gone
-and closes the descriptor itself, so its books stay right. (Should libzmq close a descriptor and
-reuse it for a new connection between the monitor's report and the hang-up, that connection is
-hung up on instead; a member's socket then simply dials again.)
+because libzmq drops the others. Which pending connection a successful handshake belongs to the
+monitor does not say, so the doorman asks the kernel instead: a peer that has sent more than a
+ZMTP greeting is taking part in a handshake (a member, or a stranger libzmq will refuse as soon
+as its credentials arrive), while an idle stranger has sent nothing. Beyond the cap, it hangs
+up on idle connections that have had :data:`GRACE_S` to speak, oldest first; connections that
+are talking are hung up on (oldest first) only when they alone would exceed a quarter of the
+descriptor limit. So a member dialing in during a flood of idle connections is never the one
+hung up on, and thousands of workers registering at once are not taken for a flood. Hanging up
+is a ``shutdown`` of the descriptor, never a ``close``: libzmq sees the peer gone and closes the
+descriptor itself, so its books stay right. (Should libzmq close a descriptor and reuse it for a
+new connection between the monitor's report and the hang-up, that connection is hung up on
+instead; a member's socket then simply dials again.)
 """
 
 from __future__ import annotations
 
 import contextlib
+import resource
 import socket
+import struct
 import time
 from collections import OrderedDict
 
@@ -33,6 +40,9 @@ __all__ = ["GRACE_S", "MAX_PENDING", "Doorman"]
 MAX_PENDING = 256  # pending connections a socket keeps, at most a quarter of the fd limit
 GRACE_S = 0.1  # a pending connection is never hung up on sooner
 _LIMIT_EVERY_S = 1.0  # how often the descriptor limit is read again
+_GREETING_BYTES = 64  # a ZMTP 3 greeting: a peer that sent more is past it, in its handshake
+_TCP_INFO_BYTES = 136  # struct tcp_info up to tcpi_bytes_received (Linux 4.1+)
+_BYTES_RECEIVED_AT = 128
 
 
 class Doorman:
@@ -48,6 +58,7 @@ class Doorman:
         self.pending: OrderedDict[int, float] = OrderedDict()  # fd -> accepted at, oldest first
         self.hung_up = 0
         self._cap = MAX_PENDING
+        self.descriptor_bound = MAX_PENDING
         self._cap_read = 0.0
 
     def saw(self, event: int, fd: int) -> None:
@@ -57,38 +68,57 @@ class Doorman:
             self.pending.move_to_end(fd)
         elif event == zmq.EVENT_DISCONNECTED:
             self.pending.pop(fd, None)
-        elif event == zmq.EVENT_HANDSHAKE_SUCCEEDED and self.pending:
-            # The event does not say which connection proved itself; a handshake takes
-            # milliseconds, so it is most likely the newest. Without this, thousands of
-            # workers registering at once would count as pending and be hung up on.
-            self.pending.popitem(last=True)
 
     def enforce(self) -> None:
         """Forget connections that proved themselves; hang up on pending ones over the cap."""
         now = time.monotonic()
         while self.pending and next(iter(self.pending.values())) <= now - self.handshake_s:
             self.pending.popitem(last=False)
-        surplus = len(self.pending) - self.cap(now)
-        while surplus > 0:
-            fd, since = next(iter(self.pending.items()))
-            if now - since < GRACE_S:
-                return  # the rest are newer still
-            del self.pending[fd]
-            _hang_up(fd)
-            self.hung_up += 1
-            surplus -= 1
+        cap = self.cap(now)
+        if len(self.pending) <= cap:
+            return
+        talking = []
+        for fd, since in list(self.pending.items()):
+            if len(self.pending) <= cap or now - since < GRACE_S:
+                break  # the rest are newer still
+            if _bytes_received(fd) > _GREETING_BYTES:
+                talking.append(fd)
+            else:
+                self._hang_up(fd)
+        surplus = len(self.pending) - self.descriptor_bound
+        for fd in talking[: max(0, surplus)]:
+            self._hang_up(fd)
+
+    def _hang_up(self, fd: int) -> None:
+        del self.pending[fd]
+        _hang_up(fd)
+        self.hung_up += 1
 
     def cap(self, now: float) -> int:
         """:data:`MAX_PENDING`, or a quarter of this process's descriptor limit if lower."""
         if now - self._cap_read >= _LIMIT_EVERY_S:
-            import resource
-
             self._cap_read = now
             soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-            self._cap = (
-                MAX_PENDING if soft == resource.RLIM_INFINITY else min(MAX_PENDING, soft // 4)
-            )
+            self.descriptor_bound = 1 << 30 if soft == resource.RLIM_INFINITY else soft // 4
+            self._cap = min(MAX_PENDING, self.descriptor_bound)
         return self._cap
+
+
+def _bytes_received(fd: int) -> int:
+    """How many bytes the peer on ``fd`` has sent (0 where the kernel cannot say)."""
+    try:
+        conn = socket.socket(fileno=fd)
+    except OSError:
+        return 0
+    try:
+        info = conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, _TCP_INFO_BYTES)
+    except (OSError, AttributeError):
+        return 0
+    finally:
+        conn.detach()
+    if len(info) < _TCP_INFO_BYTES:
+        return 0
+    return int(struct.unpack_from("=Q", info, _BYTES_RECEIVED_AT)[0])
 
 
 def _hang_up(fd: int) -> None:
