@@ -8,6 +8,7 @@ import os
 import signal
 import time
 import uuid
+from typing import Any
 
 import parl
 from parl.remote import protocol as P
@@ -201,6 +202,21 @@ def test_a_stalled_master_leaks_no_cpu_to_given_up_requests(start_cluster, scrip
         client.finish()
 
 
+def _job(job_id: str) -> dict:
+    """A warm job's facts as a worker reports them."""
+    return {"job_id": job_id, "address": "127.0.0.1:9", "pid": 1, "mechanism": "plain",
+            "max_message_bytes": 1 << 20}  # fmt: skip
+
+
+def _registration(worker_id: str, cpus: int, ready: list[str], **more: Any) -> dict:
+    """A worker's registration with its warm jobs ``ready``."""
+    return {
+        **P.identity(), "worker_id": worker_id, "token": "t" * 32, "host": "127.0.0.1",
+        "address": "127.0.0.1:9", "cpu_num": cpus, "gpus": [], "log_dir": "",
+        "jobs": {"ready": [_job(j) for j in ready], "busy": []}, "change": 0, **more,
+    }  # fmt: skip
+
+
 class _MasterInProcess:
     """A real master driven message by message from this process, with one member socket:
     what the master answers is read back, no timing involved."""
@@ -209,36 +225,41 @@ class _MasterInProcess:
         from parl.remote.master import Master
         from parl.remote.security import Security, new_secret
 
-        security = Security(new_secret())
-        self.master = Master("127.0.0.1", 0, Timeouts(), security)
-        self.member = raw_socket(self.master.address, security)
+        self.security = Security(new_secret())
+        self.master = Master("127.0.0.1", 0, Timeouts(), self.security)
+        self.member = raw_socket(self.master.address, self.security)
+        self.others: list[Any] = []
 
-    def send(self, tag: bytes, payload: dict) -> list[tuple[bytes, dict]]:
-        """Send one message, let the master handle it, return what it answered."""
-        self.member.send_multipart([tag, P.encode(payload)])
+    def connection(self) -> Any:
+        """One more member socket (a worker's new connection, a client)."""
+        self.others.append(raw_socket(self.master.address, self.security))
+        return self.others[-1]
+
+    def send(self, tag: bytes, payload: dict, sock: Any = None) -> list[tuple[bytes, dict]]:
+        """Send one message (on ``sock``, by default the member socket), let the master
+        handle it, return what it answered on that socket."""
+        sock = sock or self.member
+        sock.send_multipart([tag, P.encode(payload)])
         assert self.master.socket.poll(10_000)
         self.master._dispatch(P.recv_bounded(self.master.socket, 3))
+        return self.answers(sock)
+
+    @staticmethod
+    def answers(sock: Any) -> list[tuple[bytes, dict]]:
+        """What the master sent to ``sock`` so far."""
         answers = []
-        while self.member.poll(200):
-            tag, body = self.member.recv_multipart()
+        while sock.poll(200):
+            tag, body = sock.recv_multipart()
             answers.append((tag, P.decode(body)))
         return answers
 
     def register(self, worker_id: str, cpus: int, jobs: int) -> None:
-        ready = [
-            {"job_id": f"{worker_id}-{i}", "address": "127.0.0.1:9", "pid": 1,
-             "mechanism": "plain", "max_message_bytes": 1 << 20}
-            for i in range(jobs)
-        ]  # fmt: skip
-        registration = {
-            **P.identity(), "worker_id": worker_id, "token": "t" * 32, "host": "127.0.0.1",
-            "address": "127.0.0.1:9", "cpu_num": cpus, "gpus": [], "log_dir": "",
-            "jobs": {"ready": ready, "busy": []}, "change": 0,
-        }  # fmt: skip
+        registration = _registration(worker_id, cpus, [f"{worker_id}-{i}" for i in range(jobs)])
         assert self.send(P.REGISTER_WORKER, registration)[0][1]["registered"]
 
     def close(self) -> None:
-        self.member.close(linger=0)
+        for sock in (self.member, *self.others):
+            sock.close(linger=0)
         master = self.master
         master.watch.close(master.socket)
         master.socket.close(linger=0)
@@ -285,19 +306,74 @@ def test_a_missed_change_makes_the_master_ask_for_the_whole_state() -> None:
         assert beat[0][0] == P.ACK and "resync" not in beat[0][1] and "sent" in beat[0][1]
         gap = books.send(P.WORKER_HEARTBEAT, {**me, "change": 3, "sent": time.time()})
         assert gap[0][1].get("resync") is True  # change 2 never arrived
-        ready = [
-            {"job_id": f"w1-{i}", "address": "127.0.0.1:9", "pid": 1, "mechanism": "plain",
-             "max_message_bytes": 1 << 20}
-            for i in (1, 2, 3)
-        ]  # fmt: skip
+        ready = [_job(f"w1-{i}") for i in (1, 2, 3)]
         state = {**me, "change": 3, "jobs": {"ready": ready, "busy": []}}
         assert "resync" not in books.send(P.WORKER_HEARTBEAT, state)[0][1]
         capacity = books.master.scheduler.workers["w1"]
         assert sorted(capacity.ready) == ["w1-1", "w1-2", "w1-3"]
         assert books.master.scheduler.ready_jobs == 3
-        late = {**me, "job_id": "w1-9", "address": "127.0.0.1:9", "pid": 1,
-                "mechanism": "plain", "max_message_bytes": 1 << 20, "change": 2}  # fmt: skip
-        books.send(P.JOB_READY, late)
+        books.send(P.JOB_READY, {**me, **_job("w1-9"), "change": 2})
         assert "w1-9" not in capacity.ready  # older than the state it sent
     finally:
         books.close()
+
+
+def test_a_kill_order_lost_with_a_replaced_connection_is_sent_again() -> None:
+    """The message order of a stalled master: the worker redialled meanwhile, and the master
+    reads a client's give-up before the worker's new registration, so its kill order goes to
+    the replaced connection and is lost; the registration still lists the job as warm. The
+    master orders the kill again on the new connection (else the job stays warm on the worker,
+    never granted, holding a CPU), and a message read late from the old connection neither
+    registers the worker there again nor takes the master's orders back there."""
+    books = _MasterInProcess()
+    try:
+        books.register("w1", cpus=1, jobs=1)  # on the worker's first connection (link 0)
+        old, new, client = books.member, books.connection(), books.connection()
+        books.send(P.HELLO, {**P.identity(), "client_id": "c1", "script": "x"}, client)
+        request = {"client_id": "c1", "request_id": "r1", "n_gpu": 0, "timeout": 60}
+        assert books.send(P.REQUEST_ACTOR, request, client)[0][1]["job_id"] == "w1-0"
+        assert books.send(P.CANCEL_REQUEST, request, client) == []
+        assert books.answers(old) == [(P.KILL_JOB, {"job_id": "w1-0"})]  # lost in truth
+        again = books.send(P.REGISTER_WORKER, _registration("w1", 1, ["w1-0"], link=1), new)
+        assert (P.KILL_JOB, {"job_id": "w1-0"}) in again
+        assert books.master.scheduler.ready_jobs == 0 and books.master.scheduler.cpus_used == 0
+        assert books.send(P.REGISTER_WORKER, _registration("w1", 1, ["w1-0"]), old) == []
+        me = {"worker_id": "w1", "token": "t" * 32}
+        books.send(P.WORKER_HEARTBEAT, {**me, "link": 0, "change": 0, "sent": time.time()}, old)
+        exited = {**me, "link": 1, "change": 1, "job_id": "w1-0", "reason": "released",
+                  "message": "", "returncode": 0}  # fmt: skip
+        assert books.send(P.JOB_EXITED, exited, new) == []
+        books.send(P.JOB_READY, {**me, **_job("w1-1"), "link": 1, "change": 2}, new)
+        request = {**request, "request_id": "r2"}
+        assert books.send(P.REQUEST_ACTOR, request, client)[0][1]["job_id"] == "w1-1"
+        assert books.send(P.CANCEL_REQUEST, request, client) == []
+        assert books.answers(new) == [(P.KILL_JOB, {"job_id": "w1-1"})]
+        assert books.answers(old) == []
+    finally:
+        books.close()
+
+
+def test_a_worker_drops_late_messages_of_its_ended_jobs_quietly(tmp_path) -> None:
+    """A job's message read after the worker saw the job end (a claim sent as it was killed)
+    is no malformed message; one for a job this worker never started still is."""
+    from parl.remote.config import Limits
+    from parl.remote.security import Security, new_secret
+    from parl.remote.worker import Worker
+
+    worker = Worker(
+        "127.0.0.1:9", 1, [], "127.0.0.1", tmp_path, Timeouts(), Security(new_secret()), Limits()
+    )
+    try:
+        worker.counter = 3  # jobs 0001 to 0003 started and ended
+        claim = {"client_id": "c1", "gpus": [], "class_name": "Probe"}
+        for job_id in (f"{worker.worker_id}-0002", f"{worker.worker_id}-0003"):
+            body = P.encode({"job_id": job_id, **claim})
+            worker._handle([b"job", P.JOB_CLAIMED, body], worker._on_job_message)
+        assert worker.bad_messages == 0
+        for job_id in (f"{worker.worker_id}-0004", "0badc0de-0001"):
+            body = P.encode({"job_id": job_id, **claim})
+            worker._handle([b"job", P.JOB_CLAIMED, body], worker._on_job_message)
+        assert worker.bad_messages == 2
+    finally:
+        worker.shutdown()
+        os.umask(worker.user_umask)  # the worker made this process's files owner-only

@@ -81,6 +81,7 @@ class _Worker:
     held_since: float | None = None
     lost_logged: bool = False
     change: int = -1  # the number of the newest change of its state applied
+    link: int = 0  # the number of the worker's connection that ``identity`` belongs to
     resync_asked: float = 0.0
     bad_messages: int = 0
     refused: int = 0
@@ -257,6 +258,9 @@ class Master:
         if known is not None and not hmac.compare_digest(known.token, token):
             self._refuse(identity, "refused", f"worker id {worker_id} belongs to another worker")
             return
+        link = P.integer(msg, "link", 0, 1 << 62, 0)
+        if known is not None and link < known.link:
+            return  # sent on a connection the worker has replaced since (read after a stall)
         worker = _Worker(
             worker_id=worker_id,
             token=token,
@@ -266,6 +270,7 @@ class Master:
             pid=P.integer(msg, "pid", 0, 1 << 31, 0),
             address=P.text(msg, "address", max_len=300),
             log_dir=P.text(msg, "log_dir", "", max_len=4096),
+            link=link,
         )
         cpu_total = P.integer(msg, "cpu_num", 0, 1 << 16)
         gpus = P.items(msg, "gpus", str, 64)
@@ -284,6 +289,7 @@ class Master:
         self.worker_silence.move_to_end(worker_id)
         self.scheduler.add_worker(worker_id, cpu_total, gpus)
         self._apply_state(worker, jobs, change)
+        self._kill_ended_jobs(worker, jobs)
         logger.info(
             "worker %s%s: %d CPUs, GPUs %s, %d actors",
             worker_id,
@@ -308,7 +314,9 @@ class Master:
                 identity, "refused", f"a message for worker {worker.worker_id} without its token"
             )
             return None
-        worker.identity = identity
+        link = P.integer(msg, "link", 0, 1 << 62, 0)
+        if link >= worker.link:  # not a message read late from a connection replaced since
+            worker.identity, worker.link = identity, link
         worker.last_seen = time.monotonic()
         self.worker_silence.move_to_end(worker.worker_id)
         if worker.lost_logged:
@@ -356,6 +364,7 @@ class Master:
             if not isinstance(jobs, dict):
                 raise P.BadMessage("field 'jobs' must be an object")
             self._apply_state(worker, jobs, change)
+            self._kill_ended_jobs(worker, jobs)
             self._serve_pending()
         elif change > worker.change:
             worker.resync_asked = time.monotonic()
@@ -387,6 +396,17 @@ class Master:
                 if j["job_id"] not in self.allocations and j["job_id"] not in self.gone
             },
         )
+
+    def _kill_ended_jobs(self, worker: _Worker, jobs: dict[str, Any]) -> None:
+        """Order again the end of the jobs in a report of ``worker``'s whole state that the
+        books ended: a kill order sent on a connection the worker had replaced was lost (a
+        stalled master reads a give-up before the worker's new registration), and the job
+        would stay warm on the worker, never granted, holding a CPU."""
+        for kind in ("ready", "busy"):
+            for job in _objects(jobs, kind):
+                job_id = P.text(job, "job_id", max_len=64)
+                if job_id in self.gone:
+                    self._send(worker.identity, P.KILL_JOB, {"job_id": job_id})
 
     def _claimed(self, worker: _Worker, job: dict[str, Any]) -> None:
         """Record that a job hosts an actor (a claim, or a worker's report of its state)."""

@@ -85,6 +85,7 @@ class Worker:
         self.worker_id = uuid.uuid4().hex[:8]
         self.token = secrets.token_hex(16)  # proves later messages come from this worker
         self.change = 0  # the number of this worker's latest change of state
+        self.link = 0  # how often this worker dialled its master: the master answers the newest
         self.master_address = master_address
         self.cpu_num = cpu_num
         self.gpus = gpus
@@ -141,9 +142,12 @@ class Worker:
         self.master_watch.close(self.master)
         self.master.close(linger=0)
         self.master, self.master_watch = self._dial_master()
+        self.link += 1
 
     def _message(self, payload: dict[str, Any]) -> bytes:
-        return P.encode({"worker_id": self.worker_id, "token": self.token, **payload})
+        return P.encode(
+            {"worker_id": self.worker_id, "token": self.token, "link": self.link, **payload}
+        )
 
     def _to_master(self, tag: bytes, payload: dict[str, Any]) -> None:
         with contextlib.suppress(zmq.Again):
@@ -312,7 +316,10 @@ class Worker:
             self._record_error(job_id, payload)
             return
         if job_id not in self.procs:
-            raise P.BadMessage(f"no job {job_id!r} on this worker")
+            if not self._ended_here(job_id):
+                raise P.BadMessage(f"no job {job_id!r} on this worker")
+            logger.debug("a late message from job %s, which ended", job_id)
+            return
         if tag == P.JOB_READY:
             self.ready[job_id] = {
                 "job_id": job_id,
@@ -349,6 +356,17 @@ class Worker:
             }
         else:
             raise P.BadMessage(f"unknown job message {tag[:32]!r}")
+
+    def _ended_here(self, job_id: str) -> bool:
+        """True if this worker started ``job_id`` and it has ended: a message the job sent
+        just before its end (a claim as it was killed) may be read after its end."""
+        prefix, _, number = job_id.rpartition("-")
+        return (
+            prefix == self.worker_id
+            and number.isdigit()
+            and int(number) <= self.counter
+            and job_id not in self.procs
+        )
 
     def _send_job(self, identity: bytes, tag: bytes, payload: dict[str, Any]) -> None:
         with contextlib.suppress(zmq.ZMQError):
@@ -518,16 +536,20 @@ class Worker:
                 frames = P.recv_bounded(sock, max_frames)
             except zmq.Again:
                 return
-            try:
-                if frames is None:
-                    raise P.BadMessage("too many frames")
-                handler(frames)
-            except (P.BadMessage, UnicodeDecodeError) as exc:
-                self.bad_messages += 1
-                if self.bad_messages <= 10 or self.bad_messages % 1000 == 0:
-                    logger.warning("dropped a malformed message (%s)", exc)
-            except Exception:  # one message never ends the worker and its actors
-                self._count_failure("a message")
+            self._handle(frames, handler)
+
+    def _handle(self, frames: list[bytes] | None, handler: Callable[..., None]) -> None:
+        """Handle one message: a malformed one is counted and dropped, a failure logged."""
+        try:
+            if frames is None:
+                raise P.BadMessage("too many frames")
+            handler(frames)
+        except (P.BadMessage, UnicodeDecodeError) as exc:
+            self.bad_messages += 1
+            if self.bad_messages <= 10 or self.bad_messages % 1000 == 0:
+                logger.warning("dropped a malformed message (%s)", exc)
+        except Exception:  # one message never ends the worker and its actors
+            self._count_failure("a message")
 
     def _safely(self, duty: Callable[[], None]) -> None:
         try:
