@@ -120,6 +120,7 @@ class Worker:
         self.actors: dict[str, dict[str, Any]] = {}
         self.ended: deque[dict[str, Any]] = deque(maxlen=_KEEP_ENDED)
         self.usage: dict[str, psutil.Process] = {}
+        self.host_facts = _Host()
         self.counter = 0
         self.early_failures = 0
         self.bad_messages = 0
@@ -424,7 +425,6 @@ class Worker:
     def inspect(self) -> dict[str, Any]:
         """This worker's host (memory, load) and actors (class, CPU, memory, last error), and
         the actors that ended lately: what the monitor and ``xparl status`` show."""
-        memory = psutil.virtual_memory()
         live = []
         for job_id, actor in self.actors.items():
             proc = self.procs.get(job_id)
@@ -434,10 +434,7 @@ class Worker:
         return {
             "worker_id": self.worker_id,
             "hostname": socket.gethostname(),
-            "cpu_count": psutil.cpu_count() or 1,
-            "load": list(os.getloadavg()),
-            "memory_total": memory.total,
-            "memory_available": memory.available,
+            **self.host_facts.facts(),
             "actors": live,
             "ended": list(self.ended),
         }
@@ -507,7 +504,7 @@ class Worker:
         now = time.monotonic()
         if now - self.last_machine >= _MACHINE_EVERY_S:
             self.last_machine = now
-            beat["machine"] = _machine()
+            beat["machine"] = self.host_facts.facts()
         if whole_state:
             beat["jobs"] = self._state()
         self._to_master(P.WORKER_HEARTBEAT, beat)
@@ -614,15 +611,36 @@ class Worker:
         self.context.term()
 
 
-def _machine() -> dict[str, Any]:
-    """This host's CPU count, load and memory, as the master shows them."""
-    memory = psutil.virtual_memory()
-    return {
-        "cpu_count": psutil.cpu_count() or 1,
-        "load": [float(x) for x in os.getloadavg()],
-        "memory_total": memory.total,
-        "memory_available": memory.available,
-    }
+class _Host:
+    """This host's CPU count, load and memory, as the master shows them. On Linux the memory is
+    read from a ``/proc/meminfo`` kept open: a worker whose descriptors a flood of connections
+    took still reports it (and so still heartbeats and answers ``xparl status``)."""
+
+    def __init__(self) -> None:
+        try:
+            self.meminfo: int | None = os.open("/proc/meminfo", os.O_RDONLY)
+        except OSError:
+            self.meminfo = None
+
+    def facts(self) -> dict[str, Any]:
+        total, available = self._memory()
+        return {
+            "cpu_count": os.cpu_count() or 1,
+            "load": [float(x) for x in os.getloadavg()],
+            "memory_total": total,
+            "memory_available": available,
+        }
+
+    def _memory(self) -> tuple[int, int]:
+        if self.meminfo is None:
+            memory = psutil.virtual_memory()
+            return memory.total, memory.available
+        kib = {}
+        for line in os.pread(self.meminfo, 16384, 0).decode().splitlines():
+            key, _, value = line.partition(":")
+            if value.strip().endswith("kB"):
+                kib[key] = int(value.split()[0])
+        return kib["MemTotal"] * 1024, kib.get("MemAvailable", kib.get("MemFree", 0)) * 1024
 
 
 def _exit_reason(job_id: str, pid: int, code: int) -> dict[str, str]:
