@@ -377,3 +377,13 @@ def test_a_worker_drops_late_messages_of_its_ended_jobs_quietly(tmp_path) -> Non
     finally:
         worker.shutdown()
         os.umask(worker.user_umask)  # the worker made this process's files owner-only
+
+
+def test_redials_of_a_silent_master_back_off_and_spread() -> None:
+    """Workers of a master that fell behind must not redial in step: each redial waits twice
+    as long as the one before (up to a minute), spread ±50 % so thousands of workers fan out."""
+    timeouts = Timeouts(heartbeat_timeout=4.0)
+    for attempt, base in ((1, 4.0), (2, 8.0), (3, 16.0), (5, 60.0), (40, 60.0)):
+        delays = [timeouts.redial_after(attempt) for _ in range(200)]
+        assert all(0.5 * base <= d <= 1.5 * base for d in delays), (attempt, min(delays))
+        assert max(delays) - min(delays) > 0.5 * base  # spread, not one instant for all

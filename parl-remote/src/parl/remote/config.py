@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import errno
 import os
+import random
 import shlex
 import sys
 from dataclasses import dataclass, field
@@ -70,6 +71,9 @@ def _env_optional_float(name: str) -> float | None:
     return _env_float(name, 1.0) if os.environ.get(name) else None
 
 
+_MAX_REDIAL_S = 60.0
+
+
 @dataclass(frozen=True)
 class Timeouts:
     """Timeouts in seconds; defaults come from the ``XPARL_*`` environment variables.
@@ -100,6 +104,14 @@ class Timeouts:
     call_timeout: float | None = field(
         default_factory=lambda: _env_optional_float("XPARL_CALL_TIMEOUT")
     )
+
+    def redial_after(self, attempt: int) -> float:
+        """Seconds before the ``attempt``-th (1, 2, ...) redial of a silent master: the
+        heartbeat timeout doubled each time up to a minute, spread ±50 %, so the thousands of
+        workers of a master that fell behind do not redial (and re-register) in step and keep
+        it behind."""
+        base = min(_MAX_REDIAL_S, self.heartbeat_timeout * 2 ** max(0, attempt - 1))
+        return base * random.uniform(0.5, 1.5)
 
     def as_env(self) -> dict[str, str]:
         """Environment variables that hand these timeouts to child processes."""

@@ -45,6 +45,7 @@ class SimulatedWorker:
         self.token = secrets.token_hex(16)
         self.cpus = cpus
         self.security = security
+        self.timeouts = Timeouts()
         self.change = 0
         self.counter = 0
         self.ready: dict[str, dict[str, Any]] = {}
@@ -52,7 +53,8 @@ class SimulatedWorker:
         self.beats = 0
         self.answers: list[tuple[float, float]] = []  # (sent at, seconds to the answer)
         self.registered_at: float | None = None
-        self.registering_since = 0.0
+        self.registrations = 0
+        self.next_registration = 0.0
         self.socket = context.socket(zmq.DEALER)
         self.socket.linger = 0
         P.bound_inbound(self.socket, P.CONTROL_MAX_BYTES)
@@ -86,7 +88,9 @@ class SimulatedWorker:
         return {"ready": list(self.ready.values()), "busy": list(self.busy.values())}
 
     def register(self) -> None:
-        self.registering_since = time.monotonic()
+        """Register (again: after a backoff, as a real worker redials a silent master)."""
+        self.registrations += 1
+        self.next_registration = time.monotonic() + self.timeouts.redial_after(self.registrations)
         self._send(
             P.REGISTER_WORKER,
             {
@@ -161,7 +165,7 @@ def run_workers(
     job, ``("stop",)`` ends the run, which sends back ``registered`` (workers the master
     acknowledged), ``answers`` (each heartbeat's send time and seconds to its answer) and
     ``unanswered``. Heartbeats are spread evenly over the interval; a worker the master does
-    not acknowledge registers again after the heartbeat timeout, as a real one redials.
+    not acknowledge registers again after a growing, jittered backoff, as a real one redials.
     """
     raise_fd_limit()
     timeouts = Timeouts()
@@ -200,7 +204,7 @@ def run_workers(
             at, sim = due.popleft()
             if sim.registered_at is not None:
                 sim.beat()
-            elif now - sim.registering_since > timeouts.heartbeat_timeout:
+            elif now >= sim.next_registration:
                 sim.register()
             due.append((at + timeouts.heartbeat_interval, sim))
     answers = [a for s in sims for a in s.answers]

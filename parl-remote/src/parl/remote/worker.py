@@ -129,6 +129,8 @@ class Worker:
         self.last_ack = time.monotonic()
         self.master_lost = False
         self.last_register = 0.0
+        self.redials = 0  # in a row, while the master stays silent
+        self.next_redial = 0.0
         self.last_state_sent = 0.0
         self.last_machine = 0.0
         self.reported_counts = (0, 0)  # bad messages and refused connections the master knows
@@ -512,6 +514,7 @@ class Worker:
     def _watch_master(self, now: float) -> None:
         silent = now - self.last_ack
         if silent <= self.timeouts.heartbeat_timeout:
+            self.redials = 0
             return
         if not self.master_lost:
             self.master_lost = True
@@ -522,8 +525,10 @@ class Worker:
                 silent,
                 len(self.claimed),
             )
-        if now - self.last_register > self.timeouts.heartbeat_timeout:
+        if self.redials == 0 or now >= self.next_redial:
             self._redial()
+            self.redials += 1
+            self.next_redial = now + self.timeouts.redial_after(self.redials)
             self.last_register = now
             self._to_master(P.REGISTER_WORKER, self._registration())
 
