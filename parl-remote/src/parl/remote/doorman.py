@@ -55,7 +55,10 @@ class Doorman:
 
     def __init__(self, handshake_s: float) -> None:
         self.handshake_s = handshake_s
-        self.pending: OrderedDict[int, float] = OrderedDict()  # fd -> accepted at, oldest first
+        # fd -> accepted at, oldest first: not yet seen past a greeting, and seen talking
+        # (each connection is asked about once, so a burst of members costs O(connections)).
+        self.pending: OrderedDict[int, float] = OrderedDict()
+        self.talking: OrderedDict[int, float] = OrderedDict()
         self.hung_up = 0
         self._cap = MAX_PENDING
         self.descriptor_bound = MAX_PENDING
@@ -64,35 +67,33 @@ class Doorman:
     def saw(self, event: int, fd: int) -> None:
         """Note a monitor event: a connection accepted or gone."""
         if event == zmq.EVENT_ACCEPTED:
+            self.talking.pop(fd, None)  # a descriptor libzmq closed and reused
             self.pending[fd] = time.monotonic()
             self.pending.move_to_end(fd)
         elif event == zmq.EVENT_DISCONNECTED:
             self.pending.pop(fd, None)
+            self.talking.pop(fd, None)
 
     def enforce(self) -> None:
         """Forget connections that proved themselves; hang up on pending ones over the cap."""
         now = time.monotonic()
-        while self.pending and next(iter(self.pending.values())) <= now - self.handshake_s:
-            self.pending.popitem(last=False)
+        for books in (self.pending, self.talking):
+            while books and next(iter(books.values())) <= now - self.handshake_s:
+                books.popitem(last=False)
         cap = self.cap(now)
-        if len(self.pending) <= cap:
-            return
-        talking = []
-        for fd, since in list(self.pending.items()):
-            if len(self.pending) <= cap or now - since < GRACE_S:
+        while len(self.pending) + len(self.talking) > cap and self.pending:
+            fd, since = next(iter(self.pending.items()))
+            if now - since < GRACE_S:
                 break  # the rest are newer still
+            del self.pending[fd]
             if _bytes_received(fd) > _GREETING_BYTES:
-                talking.append(fd)
+                self.talking[fd] = since
             else:
-                self._hang_up(fd)
-        surplus = len(self.pending) - self.descriptor_bound
-        for fd in talking[: max(0, surplus)]:
-            self._hang_up(fd)
-
-    def _hang_up(self, fd: int) -> None:
-        del self.pending[fd]
-        _hang_up(fd)
-        self.hung_up += 1
+                _hang_up(fd)
+                self.hung_up += 1
+        while len(self.talking) + len(self.pending) > self.descriptor_bound and self.talking:
+            _hang_up(self.talking.popitem(last=False)[0])
+            self.hung_up += 1
 
     def cap(self, now: float) -> int:
         """:data:`MAX_PENDING`, or a quarter of this process's descriptor limit if lower."""
