@@ -388,6 +388,10 @@ def write_table() -> None:
         )
     lines += ["", "Runs (command, machine):", ""]
     lines += [f"- `{r['command']}` on {r['machine']}" for r in runs]
+    profiles = sorted(RESULTS.glob("profile_*.txt"))
+    if profiles:
+        lines += ["", "The master's profiles (cProfile, slower than the runs above):", ""]
+        lines += [f"- [`{p.name}`](results_cluster/{p.name})" for p in profiles]
     (HERE / "results_cluster.md").write_text("\n".join(lines) + "\n")
 
 
