@@ -18,7 +18,7 @@ import threading
 import time
 import uuid
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -69,6 +69,26 @@ _DISCONNECT_GRACE_MS = 100
 _MAX_REPLY_FRAMES = 1 << 16
 _MAX_RELEASES_PER_BEAT = 1024
 _CHANNEL_EVENTS = zmq.EVENT_DISCONNECTED | zmq.EVENT_CLOSED | P.HANDSHAKE_FAILED
+# How long close() waits for other threads to close the sockets they are using (they notice
+# within a poll slice) before it leaves the context to the process's exit.
+_CLOSE_WAIT_S = 2.0
+
+_exiting = False  # set when the interpreter's exit disconnects this process
+# Contexts whose sockets another thread still used at close: never terminated (that would hang
+# or pull the sockets from under that thread) and kept referenced, so that pyzmq does not
+# destroy them (closing those sockets from the collecting thread) before the process ends.
+_abandoned_contexts: list[zmq.Context] = []
+
+
+def _exit_quietly() -> None:
+    """Stop here, for good, a daemon thread whose work the interpreter's exit cut short.
+
+    Python stops daemon threads silently at exit; raising the disconnection into the user's
+    daemon thread instead would print its traceback on every such exit. Any other thread (the
+    main thread, in an ``atexit`` handler or after ``parl.remote.disconnect()``) gets the error.
+    """
+    if _exiting and threading.current_thread().daemon:
+        threading.Event().wait()
 
 
 def _validate_address(address: str) -> str:
@@ -135,7 +155,12 @@ class Client:
         self.channels: weakref.WeakSet[ActorChannel] = weakref.WeakSet()
         self.cluster: LocalCluster | None = None
         self._local = threading.local()
+        # The sockets to the master, one per thread (see _master_link), those of them a thread
+        # is using now, and the actor channels whose sockets are open: a socket is closed only
+        # by the thread that uses it, or by close() when no thread does.
         self._sockets: list[zmq.Socket] = []
+        self._busy: set[zmq.Socket] = set()
+        self._live_channels: weakref.WeakSet[ActorChannel] = weakref.WeakSet()
         self._sockets_lock = threading.Lock()
         self._releases: set[str] = set()
         self._wake_r, self._wake_w = os.pipe()
@@ -302,24 +327,40 @@ class Client:
         with contextlib.suppress(zmq.ZMQError):
             self._heartbeat.send_multipart([tag, P.encode(payload)], zmq.NOBLOCK)
 
-    def _master_socket(self) -> zmq.Socket:
-        sock = getattr(self._local, "socket", None)
-        if sock is None:
-            sock = self.context.socket(zmq.DEALER)
-            sock.linger = 0
-            P.bound_inbound(sock, P.CONTROL_MAX_BYTES)
-            self.security.dial_control(sock)
-            sock.connect(f"tcp://{self.address}")
-            self._local.socket = sock
-            with self._sockets_lock:
+    def _disconnected(self) -> ConnectError:
+        return ConnectError("this client was disconnected; call parl.connect(...) again")
+
+    @contextlib.contextmanager
+    def _master_link(self) -> Iterator[zmq.Socket]:
+        """This thread's socket to the master, marked in use while the block runs: close()
+        leaves a socket in use to its thread, which closes it on leaving the block."""
+        with self._sockets_lock:
+            if self._closed.is_set():
+                raise self._disconnected()
+            sock = getattr(self._local, "socket", None)
+            if sock is None or sock.closed:
+                sock = self.context.socket(zmq.DEALER)
+                sock.linger = 0
+                P.bound_inbound(sock, P.CONTROL_MAX_BYTES)
+                self.security.dial_control(sock)
+                sock.connect(f"tcp://{self.address}")
+                self._local.socket = sock
                 self._sockets.append(sock)
-        return sock
+            self._busy.add(sock)
+        try:
+            yield sock
+        finally:
+            with self._sockets_lock:
+                self._busy.discard(sock)
+                if self._closed.is_set() and not sock.closed:
+                    sock.close(linger=0)
+                    self._sockets.remove(sock)
 
     def notify(self, tag: bytes, payload: dict[str, Any]) -> None:
         """Send the master a control message that needs no answer."""
-        with contextlib.suppress(zmq.ZMQError):
-            message = P.encode({"client_id": self.client_id, **payload})
-            self._master_socket().send_multipart([tag, message], zmq.NOBLOCK)
+        message = P.encode({"client_id": self.client_id, **payload})
+        with contextlib.suppress(zmq.ZMQError, ConnectError), self._master_link() as sock:
+            sock.send_multipart([tag, message], zmq.NOBLOCK)
 
     def request(self, tag: bytes, payload: dict[str, Any], timeout: float) -> dict[str, Any]:
         """Send a control request to the master and wait for its answer (bounded).
@@ -329,15 +370,22 @@ class Client:
         is cancelled, so the master takes back what it may grant it later.
         """
         self.check_master()
-        sock = self._master_socket()
         request_id = uuid.uuid4().hex
         body = {**payload, "client_id": self.client_id, "request_id": request_id}
         message = [tag, P.encode(body)]
-        sock.send_multipart(message)
         try:
-            answer, reply = self._await_reply(sock, message, request_id, timeout)
-        except BaseException:
-            self.notify(P.CANCEL_REQUEST, {"request_id": request_id})
+            with self._master_link() as sock:
+                sock.send_multipart(message)
+                try:
+                    answer, reply = self._await_reply(sock, message, request_id, timeout)
+                except BaseException:
+                    cancel = {"client_id": self.client_id, "request_id": request_id}
+                    with contextlib.suppress(zmq.ZMQError):
+                        sock.send_multipart([P.CANCEL_REQUEST, P.encode(cancel)], zmq.NOBLOCK)
+                    raise
+        except ConnectError:
+            if self._closed.is_set():
+                _exit_quietly()  # this thread's socket is closed by now
             raise
         if answer == P.ERROR:
             if reply.get("kind") in ("resource", "busy"):
@@ -368,6 +416,8 @@ class Client:
             if self.epoch != epoch:
                 epoch = self.epoch
                 sock.send_multipart(message)
+            if self._closed.is_set():
+                raise self._disconnected()
             self.check_master()
             if time.monotonic() > deadline:
                 raise ConnectError(
@@ -377,7 +427,8 @@ class Client:
     def check_master(self) -> None:
         """Raise MasterLostError if the master is not answering, ConnectError if disconnected."""
         if self._closed.is_set():
-            raise ConnectError("this client was disconnected; call parl.connect(...) again")
+            _exit_quietly()
+            raise self._disconnected()
         if self.master_lost is not None:
             raise MasterLostError(
                 f"{self.master_lost}. Existing actors keep working; creating actors works again "
@@ -448,23 +499,65 @@ class Client:
             self._releases.add(job_id)
             os.write(self._wake_w, b"r")
 
+    def _open_channel(self, channel: ActorChannel, setup: Callable[[], None]) -> None:
+        """Run ``setup`` (which makes ``channel``'s sockets) unless this client is closed, and
+        count the channel as open until it closes them."""
+        with self._sockets_lock:
+            closed = self._closed.is_set()
+            if not closed:
+                setup()
+                self._live_channels.add(channel)
+        if closed:
+            _exit_quietly()
+            raise self._disconnected()
+
+    def _channel_closed(self, channel: ActorChannel) -> None:
+        with self._sockets_lock:
+            self._live_channels.discard(channel)
+
     def close(self) -> None:
-        """Release every actor of this client and close its sockets."""
+        """Release every actor of this client and close its sockets.
+
+        Only sockets no thread is using are closed here; a thread inside a call or a request
+        notices the close within a poll slice, closes its own socket and raises
+        :class:`ActorDiedError` or :class:`ConnectError` (a daemon thread at the interpreter's
+        exit stops quietly instead). The context is terminated once every socket is closed;
+        if another thread keeps one past ``_CLOSE_WAIT_S``, it is left to the process's exit.
+        """
         if self._closed.is_set():
             return
+        released = f"this process disconnected from the cluster at {self.address}"
         for channel in list(self.channels):
-            channel.close()
+            channel.close(reason=released)
         with self._wake_lock:
             self._closed.set()
             os.write(self._wake_w, b"q")
-        self._thread.join(timeout=2)
         with self._sockets_lock:
-            for sock in self._sockets:
+            # Channels being created or already dead (not in self.channels), and the master
+            # sockets of threads not in a request; no new socket is opened from now on.
+            others = list(self._live_channels)
+            for sock in [s for s in self._sockets if s not in self._busy]:
                 sock.close(linger=0)
-        self.context.destroy(linger=200)
-        with self._wake_lock:
-            os.close(self._wake_r)
-            os.close(self._wake_w)
+                self._sockets.remove(sock)
+        for channel in others:
+            channel.close(notify=False, reason=released)
+        deadline = time.monotonic() + _CLOSE_WAIT_S
+        self._thread.join(timeout=_CLOSE_WAIT_S)
+        while time.monotonic() < deadline:
+            with self._sockets_lock:
+                if not self._sockets and not self._live_channels:
+                    break
+            time.sleep(0.01)
+        with self._sockets_lock:
+            in_use = len(self._sockets) + len(self._live_channels)
+        if in_use or self._thread.is_alive():
+            _abandoned_contexts.append(self.context)
+            logger.debug("closing the client left %d socket(s) to the threads using them", in_use)
+        else:
+            self.context.destroy(linger=200)
+            with self._wake_lock:
+                os.close(self._wake_r)
+                os.close(self._wake_w)
         if self.cluster is not None:
             self.cluster.stop()
 
@@ -507,17 +600,26 @@ class ActorChannel:
         self.shadowed: list[str] = []  # instance attributes that shadow a method (from INIT)
         self.peer_gone = False  # the connection to the job dropped
         self.seq = 0
-        timeouts = client.timeouts
-        self.socket = client.context.socket(zmq.DEALER)
+        # Whether a thread is in a request (it alone uses the sockets then), and whether
+        # close() came meanwhile (that thread closes the sockets on its way out).
+        self._state = threading.Lock()
+        self.in_call = False
+        self.close_pending = False
+        self.disconnected = False  # released because the client closed
+        self.mechanism = str(grant.get("mechanism", ""))
+        client._open_channel(self, self._open)
+
+    def _open(self) -> None:
+        timeouts = self.client.timeouts
+        self.socket = self.client.context.socket(zmq.DEALER)
         self.socket.linger = 0
         self.socket.rcvtimeo = _POLL_SLICE_MS
         self.socket.sndtimeo = _POLL_SLICE_MS
         self.socket.reconnect_ivl = -1
         self.socket.heartbeat_ivl = int(timeouts.heartbeat_interval * 1000)
         self.socket.heartbeat_timeout = int(timeouts.heartbeat_timeout * 1000)
-        P.bound_inbound(self.socket, client.limits.max_message_bytes)
-        self.mechanism = str(grant.get("mechanism", ""))
-        client.security.dial_job(self.socket, self.job_id, self.mechanism)
+        P.bound_inbound(self.socket, self.client.limits.max_message_bytes)
+        self.client.security.dial_job(self.socket, self.job_id, self.mechanism)
         self.monitor = self.socket.get_monitor_socket(_CHANNEL_EVENTS)
         self.socket.connect(f"tcp://{self.address}")
 
@@ -562,32 +664,50 @@ class ActorChannel:
             )
         timeout = self.call_timeout if timeout is None else timeout
         deadline = None if timeout is None else time.monotonic() + timeout
-        with self.lock:
-            if self.dead is not None:
+        try:
+            with self.lock:
+                with self._state:
+                    if self.dead is not None:
+                        raise self.dead_type(self.dead)
+                    self.in_call = True
+                try:
+                    return self._exchange(op, frames, what, deadline, name)
+                finally:
+                    with self._state:
+                        self.in_call = False
+                        if self.close_pending:
+                            self._close_sockets()  # close() came from another thread meanwhile
+        except ActorDiedError:
+            if self.disconnected:
+                _exit_quietly()
+            raise
+
+    def _exchange(
+        self, op: bytes, frames: list[Any], what: str, deadline: float | None, name: str
+    ) -> list[Any]:
+        self.seq += 1
+        self._send(P.request_frames(self.seq, op, name, frames), what, deadline)
+        while True:
+            try:
+                reply = P.recv_message(self.socket, _MAX_REPLY_FRAMES)
+            except zmq.Again:
+                self._check_alive(what, deadline)
+                continue
+            if reply is None:
+                continue
+            try:
+                seq, status, payload = P.parse_reply(reply[0], reply[1:])
+            except P.BadMessage:
+                continue
+            if status == P.REPLY_DIED and payload:
+                self._died(_death_notice(payload[0], self.describe()))
                 raise self.dead_type(self.dead)
-            self.seq += 1
-            self._send(P.request_frames(self.seq, op, name, frames), what, deadline)
-            while True:
-                try:
-                    reply = P.recv_message(self.socket, _MAX_REPLY_FRAMES)
-                except zmq.Again:
-                    self._check_alive(what, deadline)
-                    continue
-                if reply is None:
-                    continue
-                try:
-                    seq, status, payload = P.parse_reply(reply[0], reply[1:])
-                except P.BadMessage:
-                    continue
-                if status == P.REPLY_DIED and payload:
-                    self._died(_death_notice(payload[0], self.describe()))
-                    raise self.dead_type(self.dead)
-                if int.from_bytes(seq, "little") != self.seq:
-                    continue  # the late answer of a call that timed out
-                if status == P.REPLY_OK:
-                    self.initialised = self.initialised or op == P.OP_INIT
-                    return payload
-                raise_remote_error(payload, what, self)
+            if int.from_bytes(seq, "little") != self.seq:
+                continue  # the late answer of a call that timed out
+            if status == P.REPLY_OK:
+                self.initialised = self.initialised or op == P.OP_INIT
+                return payload
+            raise_remote_error(payload, what, self)
 
     def _send(self, frames: list[Any], what: str, deadline: float | None) -> None:
         while True:
@@ -598,6 +718,8 @@ class ActorChannel:
                 self._check_alive(what, deadline)
 
     def _check_alive(self, what: str, deadline: float | None) -> None:
+        if self.close_pending and self.dead is not None:
+            raise self.dead_type(f"{self.dead} while {what} ran")
         problem = None
         disconnected = False
         while (event := P.monitor_event(self.monitor)) is not None:
@@ -643,27 +765,41 @@ class ActorChannel:
         if self.verified:  # an unverified job is reported as failed by create_actor
             self.client.release_later(self.job_id)
 
-    def close(self, notify: bool = True, release: bool = True) -> None:
-        """Release the actor: its job exits and its CPU returns to the pool at once."""
+    def close(self, notify: bool = True, release: bool = True, reason: str = "") -> None:
+        """Release the actor: its job exits and its CPU returns to the pool at once.
+
+        A thread in a call on this actor keeps the socket: it closes it itself within a poll
+        slice and raises :class:`ActorDiedError` (``reason`` says why the actor was released).
+        """
+        with self._state:
+            if self.socket.closed or self.close_pending:
+                return
+            if not self.in_call and self.dead is None and notify and self.verified:
+                with contextlib.suppress(zmq.ZMQError):
+                    P.send_message(self.socket, P.request_frames(0, P.OP_RELEASE), zmq.NOBLOCK)
+            if reason:
+                self.disconnected = True
+            if self.dead is None:
+                self.dead = f"{self.describe()} was released" + (f": {reason}" if reason else "")
+            self.client.channels.discard(self)
+            if release:
+                self.client.release_later(self.job_id)
+            if self.in_call:
+                self.close_pending = True  # the thread in the call closes them
+            else:
+                self._close_sockets()
+
+    def _close_sockets(self) -> None:
+        """Close the sockets (holding ``self._state``, no thread in a call: none uses them)."""
         if self.socket.closed:
             return
-        if self.dead is None and notify and self.verified and self.lock.acquire(blocking=False):
-            try:
-                P.send_message(self.socket, P.request_frames(0, P.OP_RELEASE), zmq.NOBLOCK)
-            except zmq.ZMQError:
-                pass
-            finally:
-                self.lock.release()
-        self.dead = self.dead or f"{self.describe()} was released"
-        self.client.channels.discard(self)
-        if release:
-            self.client.release_later(self.job_id)
         # Stop the monitor before closing its socket: closing a live monitor's PAIR end can
         # wedge the context's I/O thread, which carries this client's heartbeats too.
         with contextlib.suppress(zmq.ZMQError):
             self.socket.disable_monitor()
         self.monitor.close(linger=0)
         self.socket.close(linger=100)
+        self.client._channel_closed(self)
 
 
 def raise_remote_error(frames: list[Any], what: str, channel: ActorChannel) -> None:
@@ -989,4 +1125,12 @@ def get_global_client() -> Client:
     return get_client()
 
 
-atexit.register(disconnect)
+def _disconnect_at_exit() -> None:
+    """Disconnect as the interpreter exits; the daemon threads still inside calls stop quietly
+    (see :func:`_exit_quietly`)."""
+    global _exiting
+    _exiting = True
+    disconnect()
+
+
+atexit.register(_disconnect_at_exit)

@@ -9,6 +9,7 @@ creates it and then runs its calls in order.
 from __future__ import annotations
 
 import concurrent.futures
+import queue
 import threading
 import weakref
 from collections.abc import Callable, Sequence
@@ -43,6 +44,57 @@ def _frames_of(cls: type, shipped: set[str]) -> list[Any]:
     return frames
 
 
+class _ActorThread:
+    """The thread of a ``wait=False`` actor: runs its creation and then its calls, in order.
+
+    A daemon thread, unlike a ``ThreadPoolExecutor``'s (which the interpreter's exit joins): a
+    call still running when the program exits is cut short (its actor released with the
+    client) instead of holding the exit up until it returns.
+    """
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._closed = False
+        self._thread: threading.Thread | None = None
+
+    def submit(self, fn: Callable[..., T], *args: Any) -> concurrent.futures.Future[T]:
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("this actor's thread was shut down")
+            self._queue.put((future, fn, args))
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=_run_in_order, args=(self._queue,), name="xparl-actor", daemon=True
+                )
+                self._thread.start()
+        return future
+
+    def shutdown(self, wait: bool = False) -> None:
+        """Run what was submitted, then end the thread (without waiting for it)."""
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._queue.put(None)
+
+
+def _run_in_order(work: queue.SimpleQueue[Any]) -> None:
+    while (item := work.get()) is not None:
+        future, fn, args = item
+        del item  # hold no reference to the actor between calls (its release needs none)
+        if future.set_running_or_notify_cancel():
+            try:
+                result = fn(*args)
+            except BaseException as exc:
+                future.set_exception(exc)
+                del exc
+            else:
+                future.set_result(result)
+                del result
+        del future, fn, args
+
+
 class XparlActorRef(ActorRef):
     """One xparl actor: its channel, or (``wait=False``) the thread creating it."""
 
@@ -50,7 +102,7 @@ class XparlActorRef(ActorRef):
         super().__init__()
         self.spec = spec
         self.channel: ActorChannel | None = None
-        self.executor: concurrent.futures.ThreadPoolExecutor | None = None
+        self.executor: _ActorThread | None = None
         self.created: concurrent.futures.Future[ActorChannel] | None = None
 
     def describe(self) -> str:
@@ -80,11 +132,8 @@ class XparlActorRef(ActorRef):
     def __del__(self) -> None:
         executor = self.executor
         if executor is not None:
-            try:
-                executor.submit(self._release_created)
-                executor.shutdown(wait=False)
-            except RuntimeError:  # the interpreter is exiting: release what was created
-                self._release_created()
+            executor.submit(self._release_created)  # after the calls submitted before
+            executor.shutdown()
             return
         if self.channel is not None:
             self.channel.close()
@@ -140,7 +189,7 @@ class XparlBackend(Backend):
         if spec.wait:
             ref.channel = create()
             return ref
-        ref.executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="xparl-actor")
+        ref.executor = _ActorThread()
         ref.created = ref.executor.submit(create)
         return ref
 
