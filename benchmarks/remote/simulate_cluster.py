@@ -312,6 +312,8 @@ def simulate(args: argparse.Namespace) -> dict[str, Any]:
             "cpus_used": status["cpus_used"],
             "lost_workers": status["counts"]["lost_workers"],
             "lag_s": status["lag_s"],
+            "refused_connections": status["refused_connections"],
+            "idle_connections_hung_up": status["idle_connections_hung_up"],
         }
     finally:
         watch.stop()

@@ -13,8 +13,11 @@ descriptor). A connection still open once the handshake timeout has passed has p
 because libzmq drops the others. Which pending connection a successful handshake belongs to the
 monitor does not say, so the doorman asks the kernel instead: a peer that has sent more than a
 ZMTP greeting is taking part in a handshake (a member, or a stranger libzmq will refuse as soon
-as its credentials arrive), while an idle stranger has sent nothing. Beyond the cap, it hangs
-up on idle connections that have had :data:`GRACE_S` to speak, oldest first; connections that
+as its credentials arrive); a peer that has had this side's signature (or whole greeting) for
+:data:`PATIENT_GRACE_S` without answering with its own is idle (:data:`GRACE_S` once pending
+connections hold half the descriptors the doorman allows them); one still waiting for this side
+(an I/O thread busy with thousands of members' handshakes) is neither, and is asked again later.
+Beyond the cap, it hangs up on idle connections, oldest first; connections that
 are talking are hung up on (oldest first) only when they alone would exceed a quarter of the
 descriptor limit. So a member dialing in during a flood of idle connections is never the one
 hung up on, and thousands of workers registering at once are not taken for a flood. Hanging up
@@ -35,14 +38,16 @@ from collections import OrderedDict
 
 import zmq
 
-__all__ = ["GRACE_S", "MAX_PENDING", "Doorman"]
+__all__ = ["GRACE_S", "MAX_PENDING", "PATIENT_GRACE_S", "Doorman"]
 
 MAX_PENDING = 256  # pending connections a socket keeps, at most a quarter of the fd limit
-GRACE_S = 0.1  # a pending connection is never hung up on sooner
+GRACE_S = 0.1  # a pending connection is never hung up on sooner while descriptors are scarce
+PATIENT_GRACE_S = 1.0  # otherwise (a slow link, a peer busy with thousands of handshakes)
 _LIMIT_EVERY_S = 1.0  # how often the descriptor limit is read again
-_GREETING_BYTES = 64  # a ZMTP 3 greeting: a peer that sent more is past it, in its handshake
-_TCP_INFO_BYTES = 136  # struct tcp_info up to tcpi_bytes_received (Linux 4.1+)
-_BYTES_RECEIVED_AT = 128
+_SIGNATURE_BYTES = 10  # ZMTP 3: each side sends this much at once, the rest of its greeting
+_GREETING_BYTES = 64  # once it has the other's signature; a peer that sent more is handshaking
+_TCP_INFO_BYTES = 136  # struct tcp_info up to tcpi_bytes_received (Linux 4.2+)
+_BYTES_ACKED_AT = 120  # tcpi_bytes_acked, then tcpi_bytes_received
 
 
 class Doorman:
@@ -55,45 +60,66 @@ class Doorman:
 
     def __init__(self, handshake_s: float) -> None:
         self.handshake_s = handshake_s
-        # fd -> accepted at, oldest first: not yet seen past a greeting, and seen talking
-        # (each connection is asked about once, so a burst of members costs O(connections)).
+        # fd -> accepted at, oldest first: not asked about yet; asked while this side still
+        # owed the peer its next step; seen talking. A connection leaves ``pending`` when first
+        # asked about, so a burst of members costs O(connections), not O(n) per drain.
         self.pending: OrderedDict[int, float] = OrderedDict()
+        self.waiting: OrderedDict[int, float] = OrderedDict()
         self.talking: OrderedDict[int, float] = OrderedDict()
         self.hung_up = 0
         self._cap = MAX_PENDING
         self.descriptor_bound = MAX_PENDING
         self._cap_read = 0.0
+        self._asked_waiting = 0.0
 
     def saw(self, event: int, fd: int) -> None:
         """Note a monitor event: a connection accepted or gone."""
         if event == zmq.EVENT_ACCEPTED:
-            self.talking.pop(fd, None)  # a descriptor libzmq closed and reused
+            self._forget(fd)  # a descriptor libzmq closed and reused
             self.pending[fd] = time.monotonic()
-            self.pending.move_to_end(fd)
         elif event == zmq.EVENT_DISCONNECTED:
-            self.pending.pop(fd, None)
-            self.talking.pop(fd, None)
+            self._forget(fd)
 
     def enforce(self) -> None:
         """Forget connections that proved themselves; hang up on pending ones over the cap."""
         now = time.monotonic()
-        for books in (self.pending, self.talking):
+        for books in (self.pending, self.waiting, self.talking):
             while books and next(iter(books.values())) <= now - self.handshake_s:
                 books.popitem(last=False)
         cap = self.cap(now)
-        while len(self.pending) + len(self.talking) > cap and self.pending:
-            fd, since = next(iter(self.pending.items()))
-            if now - since < GRACE_S:
-                break  # the rest are newer still
-            del self.pending[fd]
-            if _bytes_received(fd) > _GREETING_BYTES:
-                self.talking[fd] = since
-            else:
-                _hang_up(fd)
-                self.hung_up += 1
-        while len(self.talking) + len(self.pending) > self.descriptor_bound and self.talking:
+        if self._held() > cap:
+            grace = GRACE_S if self._held() > self.descriptor_bound // 2 else PATIENT_GRACE_S
+            if now - self._asked_waiting >= GRACE_S:  # those this side was behind with
+                self._asked_waiting = now
+                self._ask(self.waiting, now, cap, grace)
+            self._ask(self.pending, now, cap, grace)
+        while len(self.talking) > self.descriptor_bound:  # they alone: idle ones went first
             _hang_up(self.talking.popitem(last=False)[0])
             self.hung_up += 1
+
+    def _ask(self, books: OrderedDict[int, float], now: float, cap: int, grace: float) -> None:
+        """Oldest first, while over the cap: a peer that owes the next handshake step is idle
+        and hung up on, one that sent more than a greeting is talking; one still waiting for
+        this side (a busy I/O thread) waits, asked again later: it is not the peer's fault."""
+        for fd, since in list(books.items()):
+            if self._held() <= cap or now - since < grace:
+                return  # the rest are newer still
+            received, acked = _bytes_exchanged(fd)
+            del books[fd]
+            if received > _GREETING_BYTES:
+                self.talking[fd] = since
+            elif acked >= (_SIGNATURE_BYTES if received < _SIGNATURE_BYTES else _GREETING_BYTES):
+                _hang_up(fd)
+                self.hung_up += 1
+            else:
+                self.waiting[fd] = since
+
+    def _held(self) -> int:
+        return len(self.pending) + len(self.waiting) + len(self.talking)
+
+    def _forget(self, fd: int) -> None:
+        for books in (self.pending, self.waiting, self.talking):
+            books.pop(fd, None)
 
     def cap(self, now: float) -> int:
         """:data:`MAX_PENDING`, or a quarter of this process's descriptor limit if lower."""
@@ -105,21 +131,23 @@ class Doorman:
         return self._cap
 
 
-def _bytes_received(fd: int) -> int:
-    """How many bytes the peer on ``fd`` has sent (0 where the kernel cannot say)."""
+def _bytes_exchanged(fd: int) -> tuple[int, int]:
+    """Bytes the peer on ``fd`` has sent, and bytes of ours it has acknowledged (0, 0 where the
+    kernel cannot say)."""
     try:
         conn = socket.socket(fileno=fd)
     except OSError:
-        return 0
+        return 0, 0
     try:
         info = conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, _TCP_INFO_BYTES)
     except (OSError, AttributeError):
-        return 0
+        return 0, 0
     finally:
         conn.detach()
     if len(info) < _TCP_INFO_BYTES:
-        return 0
-    return int(struct.unpack_from("=Q", info, _BYTES_RECEIVED_AT)[0])
+        return 0, 0
+    acked, received = struct.unpack_from("=QQ", info, _BYTES_ACKED_AT)
+    return int(received), int(acked)
 
 
 def _hang_up(fd: int) -> None:

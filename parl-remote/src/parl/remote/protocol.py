@@ -40,6 +40,7 @@ STATUS_MAX_BYTES = 64 * 2**20  # what a tool accepts as the answer to a status o
 MAX_DEPTH = 32  # nesting a control frame may have (what xparl itself sends stays far below)
 HANDSHAKE_TIMEOUT_S = 5.0  # for a peer of a bound socket to prove it holds the secret
 DROPS_TO_REFUSAL = 3  # handshakes in a row a server hangs up on before a member calls it refusal
+LISTEN_BACKLOG = 4096  # connections the kernel queues for a bound socket to accept
 MAX_BURST = 1000  # messages a master or worker handles before it looks after its own duties
 
 # Control-plane tags (first frame after the ROUTER identity).
@@ -473,12 +474,17 @@ def bind_socket(sock: zmq.Socket, host: str, port_range: str | None = None, port
     """Bind ``sock`` on ``host``: on ``port`` if non-zero, else on a free port of the range.
 
     A peer that has not completed its security handshake within :data:`HANDSHAKE_TIMEOUT_S` is
-    dropped (libzmq's default waits 30 s), so idle connections of strangers cannot pile up.
+    dropped (libzmq's default waits 30 s), so idle connections of strangers cannot pile up. The
+    listen queue holds :data:`LISTEN_BACKLOG` connections (the kernel caps it at its somaxconn):
+    with libzmq's 100, a stranger's flood filled it while the process had no descriptor to
+    accept with, the kernel dropped members' connection attempts, and their retries backed off
+    for longer than a connect timeout; queued, they are accepted in turn as the doorman hangs up.
 
     Returns:
         The bound port.
     """
     sock.handshake_ivl = int(HANDSHAKE_TIMEOUT_S * 1000)
+    sock.setsockopt(zmq.BACKLOG, LISTEN_BACKLOG)
     if port:
         sock.bind(f"tcp://{host}:{port}")
         return port
