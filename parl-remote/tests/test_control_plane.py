@@ -387,3 +387,30 @@ def test_redials_of_a_silent_master_back_off_and_spread() -> None:
         delays = [timeouts.redial_after(attempt) for _ in range(200)]
         assert all(0.5 * base <= d <= 1.5 * base for d in delays), (attempt, min(delays))
         assert max(delays) - min(delays) > 0.5 * base  # spread, not one instant for all
+
+
+def test_a_failing_duty_of_the_loop_never_ends_the_master() -> None:
+    """A duty of the master's own loop that raises (housekeeping, the doorman's descriptor
+    checks: EMFILE under a flood) is counted and logged; the loop goes on answering."""
+    import threading
+
+    books = _MasterInProcess()
+    master = books.master
+
+    def broken() -> None:
+        raise OSError(24, "Too many open files")
+
+    master._housekeeping = broken  # type: ignore[method-assign]
+    loop = threading.Thread(target=master.serve, daemon=True)
+    try:
+        loop.start()
+        wait_for(lambda: master.internal_errors >= 2, 10, "the loop to run its duties twice")
+        books.member.send_multipart([P.STATUS, P.encode({"limit": 0})])
+        assert books.member.poll(10_000), "the master stopped answering"
+        tag, body = books.member.recv_multipart()
+        assert tag == P.STATUS and P.decode(body)["internal_errors"] >= 2
+        assert loop.is_alive()
+    finally:
+        master.running = False
+        loop.join(10)
+        books.member.close(linger=0)

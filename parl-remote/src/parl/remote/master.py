@@ -185,12 +185,12 @@ class Master:
                 # answering it. A short nap lets a few gather (answers wait a millisecond).
                 time.sleep(_GATHER_S)
             if self.watch.socket in events:
-                self.watch.drain()
+                self._safely(self.watch.drain)
             now = time.monotonic()
             if now - last_duties >= _DUTIES_EVERY_S:  # not after every one of 10,000 messages/s
                 last_duties = now
-                self.watch.drain()
-                self._housekeeping()
+                self._safely(self.watch.drain)
+                self._safely(self._housekeeping)
         self.watch.close(self.socket)
         self.socket.close(linger=200)
         if self.gatekeeper is not None:
@@ -215,9 +215,19 @@ class Master:
             if identity:
                 self._send(identity, P.ERROR, {"kind": "bad_message", "message": str(exc)[:500]})
         except Exception:  # one message never ends the master: count it, log it, go on
-            self.internal_errors += 1
-            if self.internal_errors <= 20 or self.internal_errors % 1000 == 0:
-                logger.exception("a message failed (%d so far)", self.internal_errors)
+            self._internal_error("a message")
+
+    def _safely(self, duty: Callable[[], object]) -> None:
+        """Run one of the loop's own duties; a failure is counted and logged, never fatal."""
+        try:
+            duty()
+        except Exception:
+            self._internal_error(duty.__name__.strip("_"))
+
+    def _internal_error(self, what: str) -> None:
+        self.internal_errors += 1
+        if self.internal_errors <= 20 or self.internal_errors % 1000 == 0:
+            logger.exception("%s failed (%d so far)", what, self.internal_errors)
 
     def _send(self, identity: bytes, tag: bytes, payload: dict[str, Any] | bytes) -> None:
         body = payload if isinstance(payload, bytes) else P.encode(payload)
