@@ -42,11 +42,12 @@ __all__ = ["GRACE_S", "MAX_PENDING", "PATIENT_GRACE_S", "Doorman"]
 
 MAX_PENDING = 256  # pending connections a socket keeps, at most a quarter of the fd limit
 GRACE_S = 0.1  # a pending connection is never hung up on sooner while descriptors are scarce
-PATIENT_GRACE_S = 1.0  # otherwise (a slow link, a peer busy with thousands of handshakes)
+PATIENT_GRACE_S = 3.0  # otherwise (a slow link, a peer busy with thousands of handshakes)
 _LIMIT_EVERY_S = 1.0  # how often the descriptor limit is read again
 _SIGNATURE_BYTES = 10  # ZMTP 3: each side sends this much at once, the rest of its greeting
 _GREETING_BYTES = 64  # once it has the other's signature; a peer that sent more is handshaking
 _TCP_INFO_BYTES = 136  # struct tcp_info up to tcpi_bytes_received (Linux 4.2+)
+_LAST_DATA_SENT_AT = 44  # tcpi_last_data_sent (ms)
 _BYTES_ACKED_AT = 120  # tcpi_bytes_acked, then tcpi_bytes_received
 
 
@@ -104,12 +105,12 @@ class Doorman:
         for fd, since in list(books.items()):
             if self._held() <= cap or now - since < grace:
                 return  # the rest are newer still
-            received, acked = _bytes_exchanged(fd)
+            exchanged = _exchanged(fd)
             del books[fd]
-            if received > _GREETING_BYTES:
+            if exchanged is not None and exchanged[0] > _GREETING_BYTES:
                 self.talking[fd] = since
-            elif acked >= (_SIGNATURE_BYTES if received < _SIGNATURE_BYTES else _GREETING_BYTES):
-                _hang_up(fd)
+            elif exchanged is None or _owes_us(*exchanged, grace):
+                _hang_up(fd)  # (where the kernel cannot say, silence is taken for idleness)
                 self.hung_up += 1
             else:
                 self.waiting[fd] = since
@@ -131,23 +132,31 @@ class Doorman:
         return self._cap
 
 
-def _bytes_exchanged(fd: int) -> tuple[int, int]:
-    """Bytes the peer on ``fd`` has sent, and bytes of ours it has acknowledged (0, 0 where the
-    kernel cannot say)."""
+def _exchanged(fd: int) -> tuple[int, int, float] | None:
+    """Bytes the peer on ``fd`` has sent, bytes of ours it has acknowledged, and seconds since
+    this side last sent it anything; None where the kernel cannot say."""
     try:
         conn = socket.socket(fileno=fd)
     except OSError:
-        return 0, 0
+        return None
     try:
         info = conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, _TCP_INFO_BYTES)
     except (OSError, AttributeError):
-        return 0, 0
+        return None
     finally:
         conn.detach()
     if len(info) < _TCP_INFO_BYTES:
-        return 0, 0
+        return None
+    (last_sent_ms,) = struct.unpack_from("=I", info, _LAST_DATA_SENT_AT)
     acked, received = struct.unpack_from("=QQ", info, _BYTES_ACKED_AT)
-    return int(received), int(acked)
+    return int(received), int(acked), last_sent_ms / 1000
+
+
+def _owes_us(received: int, acked: int, since_sent: float, grace: float) -> bool:
+    """True if the peer has had this side's part of the greeting (the signature, or the whole
+    greeting once it sent its own signature) for ``grace`` seconds without answering."""
+    owed = _SIGNATURE_BYTES if received < _SIGNATURE_BYTES else _GREETING_BYTES
+    return acked >= owed and since_sent >= grace
 
 
 def _hang_up(fd: int) -> None:
