@@ -26,38 +26,58 @@ FORBIDDEN = ("Traceback", "ContextTerminated", "Assertion failed", "ZMQError")
 # The reproduction: a daemon thread calls a slow actor in a loop; the main thread returns
 # while a call is in flight. MODE picks how the thread calls (wait=True, or wait=False and
 # waiting on each call's future).
-EXIT_SCRIPT = """
-import sys, threading, time, parl
+# The actor's call marks a file when it starts (the actor runs on this machine), so the script
+# waits, bounded, until a call is really in flight instead of sleeping and hoping.
+IN_FLIGHT = """
+import os, sys, threading, time
+
+def in_flight(marker):
+    deadline = time.monotonic() + 30
+    while not os.path.exists(marker):
+        if time.monotonic() > deadline:
+            sys.exit("the remote call never started")
+        time.sleep(0.02)
+"""
+
+EXIT_SCRIPT = (
+    IN_FLIGHT
+    + """
+import parl
 
 @parl.remote_class(wait=sys.argv[2] == "wait")
 class Slow:
-    def work(self):
-        time.sleep(30)
+    def work(self, marker):
+        open(marker, "w").close()
+        threading.Event().wait(30)  # a call still running when the program ends
         return 1
 
-def loop(actor):
+def loop(actor, marker):
     while True:
-        result = actor.work()
+        result = actor.work(marker)
         if sys.argv[2] == "future":
             result.get()
 
 if __name__ == "__main__":
     parl.connect(sys.argv[1])
     a = Slow()
-    threading.Thread(target=loop, args=(a,), daemon=True).start()
-    time.sleep(1.5)
+    threading.Thread(target=loop, args=(a, sys.argv[3]), daemon=True).start()
+    in_flight(sys.argv[3])
     print("main thread returns", flush=True)
 """
+)
 
 # parl.remote.disconnect() while another thread is inside a call: that thread gets a
 # parl-remote error at once, and connecting again works.
-DISCONNECT_SCRIPT = """
-import sys, threading, time, parl, parl.remote
+DISCONNECT_SCRIPT = (
+    IN_FLIGHT
+    + """
+import parl, parl.remote
 
 @parl.remote_class
 class Slow:
-    def work(self):
-        time.sleep(30)
+    def work(self, marker):
+        open(marker, "w").close()
+        threading.Event().wait(30)  # a call still running at the disconnect
         return 1
 
     def ping(self):
@@ -65,18 +85,18 @@ class Slow:
 
 caught = []
 
-def call(actor):
+def call(actor, marker):
     try:
-        actor.work()
+        actor.work(marker)
     except BaseException as exc:
         caught.append(exc)
 
 if __name__ == "__main__":
     parl.connect(sys.argv[1])
     a = Slow()
-    thread = threading.Thread(target=call, args=(a,), daemon=True)
+    thread = threading.Thread(target=call, args=(a, sys.argv[2]), daemon=True)
     thread.start()
-    time.sleep(1.5)
+    in_flight(sys.argv[2])
     started = time.monotonic()
     parl.remote.disconnect()
     thread.join(10)
@@ -87,6 +107,7 @@ if __name__ == "__main__":
     parl.connect(sys.argv[1])
     print("again", Slow().ping(), flush=True)
 """
+)
 
 
 def _run(script: Path, *args: str, timeout: float = 60) -> tuple[int, str, float]:
@@ -126,7 +147,8 @@ def test_exit_while_daemon_thread_is_in_a_call(start_cluster, tmp_path: Path, mo
     script = tmp_path / "exit_mid_call.py"
     script.write_text(textwrap.dedent(EXIT_SCRIPT))
     for run in range(RUNS):
-        code, output, took = _run(script, cluster.address, mode)
+        marker = tmp_path / f"in-flight-{run}"
+        code, output, took = _run(script, cluster.address, mode, str(marker))
         assert code == 0, f"run {run}: exit code {code}:\n{output}"
         assert took < EXIT_WITHIN, f"run {run}: exit took {took:.1f} s:\n{output}"
         for word in FORBIDDEN:
@@ -139,7 +161,7 @@ def test_disconnect_while_another_thread_is_in_a_call(start_cluster, tmp_path: P
     cluster = start_cluster(cpu_num=2)
     script = tmp_path / "disconnect_mid_call.py"
     script.write_text(textwrap.dedent(DISCONNECT_SCRIPT))
-    code, output, _ = _run(script, cluster.address)
+    code, output, _ = _run(script, cluster.address, str(tmp_path / "in-flight"))
     assert code == 0, f"exit code {code}:\n{output}"
     for word in FORBIDDEN:
         assert word not in output, f"{word!r} in the output:\n{output}"
