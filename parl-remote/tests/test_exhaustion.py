@@ -218,3 +218,18 @@ def test_a_member_hung_up_on_once_is_not_told_it_was_refused() -> None:
         sock.close(linger=0)
         context.term()
         server.close()
+
+
+def test_a_peer_is_idle_only_when_it_owes_the_next_handshake_step() -> None:
+    """What tcp_info says about a pending connection decides its fate: silence after this
+    side's signature (or whole greeting) is the peer's, silence before it is this side's own
+    (a busy I/O thread) and never blamed on the peer."""
+    from parl.remote.doorman import GRACE_S, _owes_us
+
+    late = GRACE_S + 0.5
+    assert _owes_us(received=0, acked=10, since_sent=late, grace=GRACE_S)  # sent nothing
+    assert _owes_us(received=64, acked=64, since_sent=late, grace=GRACE_S)  # no HELLO
+    assert not _owes_us(received=0, acked=10, since_sent=0.0, grace=GRACE_S)  # just sent
+    assert not _owes_us(received=0, acked=0, since_sent=late, grace=GRACE_S)  # we said nothing
+    assert not _owes_us(received=10, acked=11, since_sent=late, grace=GRACE_S)  # our greeting
+    assert not _owes_us(received=64, acked=11, since_sent=late, grace=GRACE_S)  # ... not sent

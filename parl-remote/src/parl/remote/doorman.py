@@ -106,13 +106,15 @@ class Doorman:
             if self._held() <= cap or now - since < grace:
                 return  # the rest are newer still
             exchanged = _exchanged(fd)
-            del books[fd]
             if exchanged is not None and exchanged[0] > _GREETING_BYTES:
+                del books[fd]
                 self.talking[fd] = since
             elif exchanged is None or _owes_us(*exchanged, grace):
+                del books[fd]
                 _hang_up(fd)  # (where the kernel cannot say, silence is taken for idleness)
                 self.hung_up += 1
-            else:
+            elif books is not self.waiting:  # a waiting one keeps its place: oldest first
+                del books[fd]
                 self.waiting[fd] = since
 
     def _held(self) -> int:
