@@ -71,7 +71,7 @@ class _ActorThread:
                 self._thread.start()
         return future
 
-    def shutdown(self, wait: bool = False) -> None:
+    def shutdown(self) -> None:
         """Run what was submitted, then end the thread (without waiting for it)."""
         with self._lock:
             if not self._closed:
