@@ -4,7 +4,7 @@ Run ``python benchmarks/remote/simulate_cluster.py --workers 1000 --actors 8000`
 ``--profile`` for a cProfile of the master). The master is the real one (``parl.remote.master``,
 started as ``xparl start`` does, secret on); each simulated worker is its own DEALER socket with
 its own authenticated connection, speaking the worker protocol through the project's own modules
-(registration with its warm jobs, a heartbeat every ``XPARL_HEARTBEAT_INTERVAL``, numbered job
+(registration with its warm jobs, heartbeats at the pace the master asks, numbered job
 changes, kill orders answered by a job exit and a new warm job), but it starts no job processes.
 Actors are requested by the real :class:`parl.remote.client.Client` from several threads, and each
 grant is claimed by the simulated worker that owns the job, as a job's INIT makes a real worker do.
@@ -234,7 +234,10 @@ def fill(
 
 
 def answers_in(answers: list[tuple[float, float]], window: list[float]) -> dict[str, Any]:
-    return summary_ms([late for sent, late in answers if window[0] <= sent <= window[1]])
+    """Answer times of the heartbeats sent in ``window``, and how many were sent a second."""
+    lateness = [late for sent, late in answers if window[0] <= sent <= window[1]]
+    span = window[1] - window[0]
+    return {**summary_ms(lateness), "per_s": round(len(lateness) / span) if span > 0 else None}
 
 
 # ---------------------------------------------------------------------- the run
@@ -312,6 +315,7 @@ def simulate(args: argparse.Namespace) -> dict[str, Any]:
             "cpus_used": status["cpus_used"],
             "lost_workers": status["counts"]["lost_workers"],
             "lag_s": status["lag_s"],
+            "beat_every_s": status["beat_every_s"],
             "refused_connections": status["refused_connections"],
             "idle_connections_hung_up": status["idle_connections_hung_up"],
         }
@@ -368,10 +372,10 @@ def write_table() -> None:
         "prints (plus at most 16 worker queries).",
         "",
         "| workers x CPUs | registered | master CPU idle (Python thread) | "
-        "heartbeat p99 idle / filling | "
+        "heartbeats/s idle (every) | heartbeat p99 idle / filling | "
         "`status` / overview | grants p99 filling | actors/s | master CPU full | lag max | "
         "lost max | load 1 m | commit |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in runs:
         idle, filling, full = r.get("idle", {}), r.get("filling", {}), r.get("full", {})
@@ -381,6 +385,8 @@ def write_table() -> None:
             f"| {r['workers']:,} x {r['cpus_per_worker']} | {r.get('registered')} | "
             f"{idle.get('master_cpu_percent')} % "
             f"({idle.get('master_python_thread_cpu_percent')} %) | "
+            f"{idle.get('heartbeat_answer', {}).get('per_s')} "
+            f"({r.get('final', {}).get('beat_every_s', r['heartbeat_interval_s'])} s) | "
             f"{hb_idle} / {hb_fill} ms | "
             f"{full.get('status_s')} / {full.get('overview_s')} s | "
             f"{filling.get('grant', {}).get('p99_ms')} ms ({filling.get('granted')} actors) | "

@@ -32,10 +32,12 @@ def _status(cluster: LocalCluster, limit: int = 0) -> dict:
 
 @pytest.mark.slow
 def test_a_master_keeps_hundreds_of_simulated_workers_and_serves_a_grant(monkeypatch) -> None:
-    """300 workers (their own connections, the real protocol, heartbeats every 0.5 s) register,
-    none is taken for lost over several seconds, and a grant is served, claimed and released."""
+    """300 workers (their own connections, the real protocol) register; a master that reads
+    at most 60 heartbeats a second tells them to beat every 5 s, and none is taken for lost
+    over twice the heartbeat timeout; a grant is served, claimed and released."""
     monkeypatch.setenv("XPARL_HEARTBEAT_INTERVAL", "0.5")  # the default, not the tests' 0.1 s
     monkeypatch.setenv("XPARL_HEARTBEAT_TIMEOUT", "4")
+    monkeypatch.setenv("XPARL_HEARTBEATS_PER_S", "60")  # 300 workers: a beat every 5 s
     cluster = LocalCluster.start(0, timeouts=Timeouts())
     spawn = multiprocessing.get_context("spawn")
     mine, theirs = spawn.Pipe()
@@ -48,11 +50,12 @@ def test_a_master_keeps_hundreds_of_simulated_workers_and_serves_a_grant(monkeyp
     client = None
     try:
         wait_for(lambda: _status(cluster)["counts"]["workers"] == _WORKERS, 120, "every worker")
-        watched_until = time.monotonic() + 5
+        watched_until = time.monotonic() + 8
         while time.monotonic() < watched_until:
             status = _status(cluster)
             assert status["counts"]["lost_workers"] == 0, status["counts"]
             time.sleep(0.25)
+        assert status["beat_every_s"] == 5.0
         assert status["cpus_total"] == 2 * _WORKERS and status["idle_jobs"] == 2 * _WORKERS
         client = Client(cluster.address, None, Timeouts(), cluster.security)
         grant = client.request(P.REQUEST_ACTOR, {"n_gpu": 0, "timeout": 10.0}, 20.0)
@@ -87,6 +90,7 @@ def test_a_master_keeps_hundreds_of_simulated_workers_and_serves_a_grant(monkeyp
             simulator.kill()
         cluster.stop()
     assert report["registered"] == _WORKERS and len(report["answers"]) > _WORKERS
+    assert report["paces"] == [5.0]  # every worker beats as the master asked
 
 
 def test_a_flood_of_requests_and_hellos_is_bounded(start_cluster) -> None:

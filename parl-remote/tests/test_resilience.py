@@ -156,6 +156,29 @@ def _orphaned(pid: int, parent: int) -> bool:
         return True
 
 
+@pytest.mark.slow
+def test_a_real_worker_beats_at_the_pace_its_master_asks(start_cluster, monkeypatch) -> None:
+    """A master that reads at most 0.25 heartbeats a second asks its one worker to beat every
+    4 s (the tests' interval is 0.1 s, their heartbeat timeout 2.5 s): the worker's silences
+    stretch to that pace, neither side takes the other for lost or redials, and an actor is
+    created and called."""
+    monkeypatch.setenv("XPARL_HEARTBEATS_PER_S", "0.25")
+    cluster = start_cluster(1)
+    cluster.wait_for_jobs(1, 20)
+    silences: list[float] = []
+    watched_until = time.monotonic() + 9
+    while time.monotonic() < watched_until:
+        status = query(cluster.address, P.STATUS, {"limit": 10}, 10.0, cluster.security)
+        assert status["counts"]["lost_workers"] == 0, status["counts"]
+        silences += [w["silent_s"] for w in status["workers"]]
+        time.sleep(0.2)
+    assert status["beat_every_s"] == 4.0
+    # Every 4 s, not 0.1 s; and no redial (with a new registration) after 2.5 s of silence.
+    assert 3.0 <= max(silences) < 10.0, silences
+    parl.remote.connect(cluster.address)
+    assert _Echo().echo(7) == 7
+
+
 def test_a_killed_workers_cpus_are_not_handed_out(start_cluster) -> None:
     cluster = start_cluster(3)  # the victim: most vacant CPUs, so it is picked first
     survivor = cluster.add_worker(2)

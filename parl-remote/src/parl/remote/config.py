@@ -19,6 +19,8 @@ Environment variable                      Default  Meaning
 ``XPARL_MAX_MESSAGE_MB``                  1024     Largest call argument or result (MiB).
 ``XPARL_LOG_MAX_MB``                      16       Size at which an actor's log rotates (MiB).
 ``XPARL_KEEP_LOGS``                       100      Logs of finished actors kept per worker.
+``XPARL_HEARTBEATS_PER_S``                500      Worker heartbeats a master reads per second,
+                                                   at most: beyond, workers beat less often.
 ``XPARL_PYTHON``                          (this)   Interpreter command for cluster processes.
 ``PARL_CLUSTER_SECRET``                   (none)   The cluster secret (``parl.remote.security``).
 ========================================  =======  ==============================================
@@ -136,6 +138,9 @@ class Limits:
             A bigger one is refused before it is read: the sender gets a clear error.
         log_max_bytes: Size at which an actor's log is rotated (one older part is kept).
         keep_logs: Logs of finished actors each worker keeps; older ones are deleted.
+        heartbeats_per_s: Worker heartbeats a master reads per second, at most: a cluster of
+            more than ``heartbeats_per_s × heartbeat_interval`` workers is told to beat less
+            often (see :mod:`parl.remote.pace`).
     """
 
     max_message_bytes: int = field(
@@ -145,6 +150,9 @@ class Limits:
         default_factory=lambda: int(_env_number("XPARL_LOG_MAX_MB", 16, "MiB") * 2**20)
     )
     keep_logs: int = field(default_factory=lambda: int(_env_number("XPARL_KEEP_LOGS", 100, "logs")))
+    heartbeats_per_s: float = field(
+        default_factory=lambda: _env_number("XPARL_HEARTBEATS_PER_S", 500, "heartbeats a second")
+    )
 
 
 def data_home() -> Path:

@@ -36,8 +36,9 @@ from typing import Any, ClassVar
 
 from parl.core.files import write_atomic
 from parl.remote import protocol as P
-from parl.remote.config import Timeouts, default_host
+from parl.remote.config import Limits, Timeouts, default_host
 from parl.remote.lag import HeartbeatLag
+from parl.remote.pace import BeatPace
 from parl.remote.pending import PendingRequests, Request
 from parl.remote.processes import process_exists, raise_fd_limit
 from parl.remote.scheduler import Allocation, Capacity, Scheduler, gpu_sort_key
@@ -155,7 +156,9 @@ class Master:
         self.owner_pid: int | None = None
         self.last_housekeeping = time.monotonic()
         self.last_silence_check = 0.0
-        self.fresh_s = max(3 * timeouts.heartbeat_interval, 1.5)
+        self.pace = BeatPace(
+            timeouts.heartbeat_interval, timeouts.heartbeat_timeout, Limits().heartbeats_per_s
+        )
         self.forget_s = max(60.0, 10 * timeouts.heartbeat_timeout)
 
     @property
@@ -295,6 +298,7 @@ class Master:
             worker.change = known.change  # a report older than one already applied stays ignored
             worker.machine = known.machine
         self.workers[worker_id] = worker
+        self.pace.update(len(self.workers), time.monotonic())
         self.worker_silence[worker_id] = None
         self.worker_silence.move_to_end(worker_id)
         self.scheduler.add_worker(worker_id, cpu_total, gpus)
@@ -308,9 +312,8 @@ class Master:
             gpus,
             len(self.scheduler.workers[worker_id].jobs),
         )
-        self._send(
-            identity, P.ACK, {"registered": True, "master": self.address, "mode": self.mode.value}
-        )
+        registered = {"master": self.address, "mode": self.mode.value, "every": self.pace.seconds}
+        self._send(identity, P.ACK, {"registered": True, **registered})
         self._serve_pending()
 
     def _worker(self, identity: bytes, msg: dict[str, Any]) -> _Worker | None:
@@ -359,7 +362,7 @@ class Master:
         if worker is None:
             return
         sent = msg.get("sent")
-        ack: dict[str, Any] = {}
+        ack: dict[str, Any] = {"every": self.pace.seconds}  # how often to beat from now on
         if type(sent) is float and abs(time.time() - sent) < 86400:
             self.lag.sample(worker.worker_id, sent)
             ack["sent"] = sent  # echoed: the worker can time its master
@@ -689,10 +692,11 @@ class Master:
     def _usable(self, capacity: Capacity) -> bool:
         """A worker gets grants while it reports, and a while after a client failed to use it."""
         worker = self.workers[capacity.worker_id]
-        if time.monotonic() - worker.last_seen > self.fresh_s:
+        now = time.monotonic()
+        if now - worker.last_seen > self.pace.fresh_s(now):
             return False
         held = worker.held_since
-        return held is None or worker.last_seen - held > 2 * self.timeouts.heartbeat_interval
+        return held is None or worker.last_seen - held > 2 * self.pace.seconds
 
     def _serve_pending(self) -> None:
         """Grant the oldest waiting requests while jobs fit them."""
@@ -765,7 +769,7 @@ class Master:
 
     def _check_workers(self, now: float) -> None:
         # A master that is behind reads old heartbeats: silence is judged net of its own lag.
-        patience = self.timeouts.heartbeat_timeout + self.lag.seconds
+        patience = self.pace.silence_limit(now) + self.lag.seconds
         for worker_id in _silent(self.worker_silence, self.workers, now - patience):
             worker = self.workers[worker_id]
             silent = now - worker.last_seen
@@ -773,6 +777,7 @@ class Master:
                 logger.warning("forgetting worker %s (silent for %.0f s)", worker_id, silent)
                 del self.workers[worker_id]
                 del self.worker_silence[worker_id]
+                self.pace.update(len(self.workers), now)
                 self.lag.forget(worker_id)
                 for allocation in self.scheduler.remove_worker(worker_id):
                     self._forget_grant(allocation)
@@ -853,7 +858,7 @@ class Master:
         of each list (workers, lost workers, clients, actors); ``counts`` has their sizes."""
         now = time.monotonic()
         books = self.scheduler
-        patience = self.timeouts.heartbeat_timeout + self.lag.seconds
+        patience = self.pace.silence_limit(now) + self.lag.seconds
         lost_ids = _silent(self.worker_silence, self.workers, now - patience)
         lost_set = set(lost_ids)
         live_entries: list[dict[str, Any]] = []
@@ -885,6 +890,7 @@ class Master:
             "machines": self._machines(lost_set),
             "lag_s": round(self.lag.seconds, 3),
             "behind": self.behind,
+            "beat_every_s": self.pace.seconds,
             "counts": {
                 "workers": len(self.workers) - len(lost_ids),
                 "lost_workers": len(lost_ids),
@@ -982,10 +988,10 @@ def _silent(order: OrderedDict[str, None], peers: dict[str, Any], since: float) 
 
 
 def _ack_body(ack: dict[str, Any]) -> bytes:
-    """A heartbeat's answer; the common one (its send time echoed) without the JSON encoder,
-    which costs more than the rest of a heartbeat."""
-    if len(ack) == 1 and "sent" in ack:
-        return b'{"sent":%r}' % ack["sent"]
+    """A heartbeat's answer; the common one (the pace, the send time echoed) without the JSON
+    encoder, which costs more than the rest of a heartbeat."""
+    if len(ack) == 2 and "sent" in ack:
+        return b'{"every":%r,"sent":%r}' % (ack["every"], ack["sent"])
     return P.encode(ack)
 
 

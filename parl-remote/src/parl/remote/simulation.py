@@ -11,15 +11,16 @@ job's INIT makes a real worker do; calls to actors are not simulated.
 from __future__ import annotations
 
 import contextlib
+import heapq
 import os
 import secrets
 import time
-from collections import deque
 from multiprocessing.connection import Connection
 from typing import Any
 
 from parl.remote import protocol as P
 from parl.remote.config import Timeouts
+from parl.remote.pace import MAX_PACE_S
 from parl.remote.processes import raise_fd_limit
 from parl.remote.security import Security
 
@@ -46,6 +47,7 @@ class SimulatedWorker:
         self.cpus = cpus
         self.security = security
         self.timeouts = Timeouts()
+        self.every = self.timeouts.heartbeat_interval  # the pace the master asks for
         self.change = 0
         self.counter = 0
         self.ready: dict[str, dict[str, Any]] = {}
@@ -130,6 +132,9 @@ class SimulatedWorker:
                 self._on_master(frames[0], P.decode(frames[1]), now)
 
     def _on_master(self, tag: bytes, payload: dict[str, Any], now: float) -> None:
+        if tag == P.ACK:
+            every = P.number(payload, "every", 0.0, MAX_PACE_S, self.every)
+            self.every = max(self.timeouts.heartbeat_interval, every)
         if tag == P.ACK and payload.get("registered"):
             self.registered_at = now
         elif tag == P.ACK:
@@ -163,9 +168,11 @@ def run_workers(
 
     Commands arrive on ``conn``: ``("claim", worker_id, job_id, client_id)`` claims a granted
     job, ``("stop",)`` ends the run, which sends back ``registered`` (workers the master
-    acknowledged), ``answers`` (each heartbeat's send time and seconds to its answer) and
-    ``unanswered``. Heartbeats are spread evenly over the interval; a worker the master does
-    not acknowledge registers again after a growing, jittered backoff, as a real one redials.
+    acknowledged), ``answers`` (each heartbeat's send time and seconds to its answer),
+    ``unanswered`` and ``paces`` (the intervals the workers beat at, sorted). Heartbeats are
+    spread evenly over the interval, each worker at the pace the master asks of it; a worker
+    the master does not acknowledge registers again after a growing, jittered backoff, as a
+    real one redials.
     """
     raise_fd_limit()
     timeouts = Timeouts()
@@ -184,7 +191,7 @@ def run_workers(
         poller.register(sim.socket, zmq.POLLIN)
     poller.register(conn.fileno(), zmq.POLLIN)
     start = time.monotonic()
-    due = deque((start + timeouts.heartbeat_interval * i / count, s) for i, s in enumerate(sims))
+    due = [(start + timeouts.heartbeat_interval * i / count, i) for i in range(count)]
     tick_ms = max(1, count // 500)  # polling every socket costs O(count): not too often
     running = True
     while running:
@@ -201,18 +208,20 @@ def run_workers(
                     by_id[command[1]].claim(command[2], command[3])
                 running = running and command[0] != "stop"
         while due[0][0] <= now:
-            at, sim = due.popleft()
+            at, i = due[0]
+            sim = sims[i]
             if sim.registered_at is not None:
                 sim.beat()
             elif now >= sim.next_registration:
                 sim.register()
-            due.append((at + timeouts.heartbeat_interval, sim))
+            heapq.heapreplace(due, (at + sim.every, i))
     answers = [a for s in sims for a in s.answers]
     conn.send(
         {
             "registered": sum(1 for s in sims if s.registered_at is not None),
             "answers": answers,
             "unanswered": sum(s.beats for s in sims) - len(answers),
+            "paces": sorted({s.every for s in sims}),
         }
     )
     for sim in sims:

@@ -36,6 +36,7 @@ from parl.core.files import write_atomic
 from parl.remote import logs
 from parl.remote import protocol as P
 from parl.remote.config import Limits, Timeouts, default_host, private_dir, python_command
+from parl.remote.pace import MAX_PACE_S, lost_after
 from parl.remote.processes import has_exited, kill_group, process_exists, raise_fd_limit
 from parl.remote.security import SECRET_ENV, Mode, Security
 
@@ -127,6 +128,7 @@ class Worker:
         self.failures = 0  # of messages and duties that raised: logged, never fatal
         self.running = True
         self.last_ack = time.monotonic()
+        self.beat_every = timeouts.heartbeat_interval  # the master slows it in a large cluster
         self.master_lost = False
         self.last_register = 0.0
         self.redials = 0  # in a row, while the master stays silent
@@ -200,6 +202,7 @@ class Worker:
         if reply.get("mode") == Mode.ENCRYPT.value and self.job_security.secret is not None:
             self.job_security = Security(self.job_security.secret, encrypt=True)
         self.last_ack = time.monotonic()
+        self._follow_pace(reply)
 
     def _state(self) -> dict[str, list[dict[str, Any]]]:
         """Every job this worker runs: the warm ones and the ones hosting an actor."""
@@ -483,7 +486,7 @@ class Worker:
             if now - last_loop > self.timeouts.heartbeat_timeout / 2:
                 self.last_ack = now  # this process was stalled: give the master a new window
             last_loop = now
-            if now - last_beat >= self.timeouts.heartbeat_interval:
+            if now - last_beat >= self.beat_every:
                 self._safely(self._heartbeat)
                 last_beat = now
             if now - last_rotate >= _ROTATE_EVERY_S:
@@ -513,7 +516,7 @@ class Worker:
 
     def _watch_master(self, now: float) -> None:
         silent = now - self.last_ack
-        if silent <= self.timeouts.heartbeat_timeout:
+        if silent <= lost_after(self.timeouts.heartbeat_timeout, self.beat_every):
             self.redials = 0
             return
         if not self.master_lost:
@@ -575,7 +578,9 @@ class Worker:
         if tag == P.ACK:
             if payload.get("registered"):
                 self._accept_registration(payload)
-            elif payload.get("resync"):
+            else:
+                self._follow_pace(payload)
+            if payload.get("resync"):
                 self._send_state()
         elif tag == P.KILL_JOB:
             self._kill(P.text(payload, "job_id", max_len=64))
@@ -591,6 +596,11 @@ class Worker:
                 self._to_master(P.REGISTER_WORKER, self._registration())
         elif tag == P.ERROR:
             logger.error("the master refused this worker: %s", payload.get("message"))
+
+    def _follow_pace(self, ack: dict[str, Any]) -> None:
+        """Beat as often as the master asks, never more often than configured."""
+        every = P.number(ack, "every", 0.0, MAX_PACE_S, self.beat_every)
+        self.beat_every = max(self.timeouts.heartbeat_interval, every)
 
     def _send_state(self) -> None:
         """The master missed a change: send the whole state (at most once per interval)."""

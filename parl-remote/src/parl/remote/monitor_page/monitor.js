@@ -72,6 +72,7 @@ function renderCluster(c) {
     ["clients", c.clients],
     ["actors", c.actors],
     ["master lag", c.behind ? `${c.lag_s} s (behind)` : `${c.lag_s} s`],
+    ["workers heartbeat", `every ${c.beat_every_s} s`],
     ["parl-remote", `${c.version} · py ${c.python}`],
   ];
   const nodes = cards.map(([label, value]) => {
