@@ -19,7 +19,7 @@ Environment variable                      Default  Meaning
 ``XPARL_MAX_MESSAGE_MB``                  1024     Largest call argument or result (MiB).
 ``XPARL_LOG_MAX_MB``                      16       Size at which an actor's log rotates (MiB).
 ``XPARL_KEEP_LOGS``                       100      Logs of finished actors kept per worker.
-``XPARL_HEARTBEATS_PER_S``                500      Worker heartbeats a master reads per second,
+``XPARL_HEARTBEATS_PER_S``                400      Worker heartbeats a master reads per second,
                                                    at most: beyond, workers beat less often.
 ``XPARL_PYTHON``                          (this)   Interpreter command for cluster processes.
 ``PARL_CLUSTER_SECRET``                   (none)   The cluster secret (``parl.remote.security``).
@@ -151,7 +151,7 @@ class Limits:
     )
     keep_logs: int = field(default_factory=lambda: int(_env_number("XPARL_KEEP_LOGS", 100, "logs")))
     heartbeats_per_s: float = field(
-        default_factory=lambda: _env_number("XPARL_HEARTBEATS_PER_S", 500, "heartbeats a second")
+        default_factory=lambda: _env_number("XPARL_HEARTBEATS_PER_S", 400, "heartbeats a second")
     )
 
 

@@ -60,6 +60,7 @@ _MAX_SCRIPT_CHARS = 512  # of a client's script path kept (its end): a hello's m
 _MORE, _LAST = int(zmq.NOBLOCK | zmq.SNDMORE), int(zmq.NOBLOCK)
 _EVENTS, _POLLIN = int(zmq.EVENTS), int(zmq.POLLIN)
 _GATHER_S = 0.005
+_PACED_GATHER_S = 0.02  # while workers beat at the master's pace and nothing else comes
 _DUTIES_EVERY_S = 0.02  # housekeeping runs at most this often
 _RESYNC_ACK = P.encode({"resync": True})
 
@@ -180,13 +181,18 @@ class Master:
         while self.running:
             events = dict(poller.poll(poll_ms))
             if self.socket in events:
+                beats_only = True
                 for _ in range(P.MAX_BURST):  # a flood cannot hold up housekeeping
                     if not int(self.socket.getsockopt(_EVENTS)) & _POLLIN:
                         break  # (asked, not tried: a failed receive costs an exception)
-                    self._dispatch(P.recv_bounded(self.socket, 3))
+                    frames = P.recv_bounded(self.socket, 3)
+                    beats_only = beats_only and _is_heartbeat(frames)
+                    self._dispatch(frames)
                 # Heartbeats arrive spread over time: waking for each would cost more than
-                # answering it. A short nap lets a few gather (answers wait a millisecond).
-                time.sleep(_GATHER_S)
+                # answering it. A nap lets a few gather (their answers wait a few ms); longer
+                # in a large cluster while only heartbeats come, short once other work does.
+                paced = beats_only and self.pace.paced
+                time.sleep(_PACED_GATHER_S if paced else _GATHER_S)
             if self.watch.socket in events:
                 self._safely(self.watch.drain)
             now = time.monotonic()
@@ -985,6 +991,10 @@ def _silent(order: OrderedDict[str, None], peers: dict[str, Any], since: float) 
             break
         silent.append(peer_id)
     return silent
+
+
+def _is_heartbeat(frames: list[bytes] | None) -> bool:
+    return frames is not None and len(frames) == 3 and frames[1] == P.WORKER_HEARTBEAT
 
 
 def _ack_body(ack: dict[str, Any]) -> bytes:
