@@ -42,7 +42,7 @@ from parl.remote.exceptions import (
 )
 from parl.remote.files import collect_files, pack_files
 from parl.remote.security import SECRET_ENV, Mode, Security
-from parl.remote.serialization import dumps
+from parl.remote.serialization import dumps, payload_size
 
 import zmq
 
@@ -655,7 +655,7 @@ class ActorChannel:
     ) -> list[Any]:
         """Send one request (on attribute ``name`` for a call, read or write) and return the
         reply's payload frames; raise the remote error if any."""
-        size = sum(len(memoryview(f)) for f in frames)
+        size = payload_size(frames)
         if size > self.max_message_bytes:
             raise SerializeError(
                 f"{what}: the message is {size / 2**20:.1f} MiB, more than the "

@@ -35,7 +35,7 @@ from parl.remote.files import unpack_files, write_files
 from parl.remote.memory import MemoryLimit
 from parl.remote.processes import end_own_group, raise_fd_limit
 from parl.remote.security import Mode, Security
-from parl.remote.serialization import dumps, load_class, loads
+from parl.remote.serialization import dumps, load_class, loads, payload_size
 
 import cloudpickle
 import zmq
@@ -418,7 +418,7 @@ class Job:
         """Send ``value`` back, or a serialize error naming ``what`` if it cannot be pickled."""
         try:
             out = dumps(value, what)
-            size = sum(len(memoryview(f)) for f in out)
+            size = payload_size(out)
             if size > self.reply_limit:
                 raise SerializeError(
                     f"{what} is {size / 2**20:.1f} MiB, more than the {self.reply_limit / 2**20:g}"

@@ -44,6 +44,7 @@ __all__ = [
     "dumps",
     "load_class",
     "loads",
+    "payload_size",
     "pickle_class",
 ]
 
@@ -117,6 +118,13 @@ def dumps(obj: Any, what: str = "object") -> list[Any]:
             "locks, sockets, files or generators cannot be sent to or from an actor."
         ) from exc
     return [stream.getvalue(), *buffers]
+
+
+def payload_size(frames: Sequence[Any]) -> int:
+    """Bytes of ``frames`` as :func:`dumps` returns them (most often one small pickle)."""
+    if len(frames) == 1 and type(frames[0]) is bytes:
+        return len(frames[0])
+    return sum(memoryview(frame).nbytes for frame in frames)
 
 
 def loads(frames: Sequence[Any], what: str = "object") -> Any:
