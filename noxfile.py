@@ -66,12 +66,13 @@ def install_workspace(session: nox.Session, *extra: str) -> None:
 def tests(session: nox.Session) -> None:
     """Run every package's test suite against editable installs of the workspace."""
     # parl-remote[ray]: the backend suite runs every remote semantic on a local Ray too.
+    # parl-utils[mlflow,wandb]: the tracker sinks are tested against the real libraries.
     install_workspace(
         session,
         "pytest>=8",
         "pytest-xdist>=3.5",
         "-e",
-        "./parl-utils[atari]",
+        "./parl-utils[atari,mlflow,wandb]",
         "-e",
         "./parl-remote[ray]",
     )
