@@ -332,7 +332,8 @@ def docs(session: nox.Session) -> None:
     Every block of the pages and every ``>>>`` example of the packages' docstrings runs (see
     docs/development/docs.md); ``nox -s docs -- PATH...`` runs only those files' blocks.
     """
-    install_workspace(session, "-r", "docs/requirements.txt")
+    # parl-utils[mlflow,wandb]: the hooks guide runs both tracker sinks and reads them back.
+    install_workspace(session, "-e", "./parl-utils[mlflow,wandb]", "-r", "docs/requirements.txt")
     out = Path(session.create_tmp()) / "html"
     session.run("sphinx-build", "-W", "--keep-going", "-q", "-b", "html", "docs", str(out))
     sources = [f"{p}/src" for p in PACKAGES]
