@@ -164,21 +164,28 @@ def test_a_site_gets_tables_figures_and_checked_links(tmp_path: Path) -> None:
     assert "Not yet benchmarked" in index and "bench/Nothing-*.md" in index
     assert not (out / "algorithms" / "nothing.html").exists()
     assert "nonexisting document 'algorithms/nothing'" in warnings
-    assert "broken internal link 'gone.html'" in warnings
+    assert "bad link 'gone.html'" in warnings
     assert "misuse.md" in warnings and "inside an {eval-rst} block" in warnings
 
 
-def test_the_link_check_finds_missing_files_and_anchors(tmp_path: Path) -> None:
+def test_the_link_check_finds_missing_files_anchors_and_network_loads(tmp_path: Path) -> None:
     (tmp_path / "a.html").write_text(
         '<p id="here"></p><a href="b.html#there">b</a>'
-        '<a href="#here">ok</a><a href="https://x.org/">ext</a>'
+        '<a href="#here">ok</a><a href="https://x.org/">ext</a><a href="mailto:x@y.z">m</a>'
+        '<script src="https://cdn.x.org/mathjax.js"></script><img src="data:image/png;base64,">'
     )
-    (tmp_path / "b.html").write_text('<img src="missing.png"><a href="../../out.html">out</a>')
+    (tmp_path / "b.html").write_text(
+        '<img src="missing.png"><a href="../../out.html">out</a>'
+        '<link rel="stylesheet" href="//fonts.x.org/a.css">'
+    )
     problems = {(page.name, link): problem for page, link, problem in broken_links(tmp_path)}
+    network = "loaded from the network: ship the file in _static"
     assert problems == {
         ("a.html", "b.html#there"): "b.html has no anchor #there",
+        ("a.html", "https://cdn.x.org/mathjax.js"): network,
         ("b.html", "missing.png"): "no such file in the built site",
         ("b.html", "../../out.html"): "points outside the built site",
+        ("b.html", "//fonts.x.org/a.css"): network,
     }
 
 
