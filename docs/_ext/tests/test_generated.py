@@ -10,7 +10,13 @@ from pathlib import Path
 from parl.core.config import AlgorithmConfig
 
 import pytest
-from parl_docs.algorithms import algorithm_pages, describe_type, field_row, front_matter
+from parl_docs.algorithms import (
+    algorithm_pages,
+    describe_type,
+    field_row,
+    front_matter,
+    summary,
+)
 from parl_docs.benchmarks import load_results, plot_curves
 from parl_docs.links import broken_links
 from parl_docs.results import blocks, curves_from_json, curves_from_markdown, render
@@ -59,6 +65,20 @@ def test_types_and_bounds_come_from_the_annotations() -> None:
     assert describe_type(fields["norm"].annotation) == ("float | None", ["> 0"])
     assert field_row("mode", fields["mode"])[1] == "``'a' | 'b'``"
     assert field_row("mode", fields["mode"])[4] == "**undocumented**"
+
+
+def test_the_summary_is_the_whole_first_paragraph() -> None:
+    class Wrapped:
+        """Soft Actor-Critic, SAC (Haarnoja et al., 2018), with automatic
+        entropy tuning (Haarnoja et al., 2018).
+
+        Details that stay on the algorithm's page.
+        """
+
+    assert summary(Wrapped) == (
+        "Soft Actor-Critic, SAC (Haarnoja et al., 2018), with automatic entropy tuning "
+        "(Haarnoja et al., 2018)."
+    )
 
 
 def test_front_matter_declares_the_algorithms_of_a_page(tmp_path: Path) -> None:
@@ -231,6 +251,15 @@ def test_results_files_are_included_and_curves_drawn_only_when_missing(tmp_path:
     assert "records no" not in quiet
     missing = render(src, "algorithms/toy", ["bench/none-*.md", "bench/x.md"], 2)
     assert missing.startswith("**Not yet benchmarked**") and "`bench/none-*.md`" in missing
+
+
+def test_a_results_line_starting_with_a_comparison_is_refused(tmp_path: Path) -> None:
+    src, bench = tmp_path / "docs", tmp_path / "bench"
+    src.mkdir()
+    bench.mkdir()
+    (bench / "wrapped.md").write_text("# A\n\nSeeds 3 and 4 (first\n>= 475 at 110k).\n")
+    with pytest.raises(ValueError, match=r"wrapped.md, line 4: a line that starts with '>'"):
+        render(src, "algorithms/toy", ["bench/*.md"], heading_offset=2)
 
 
 def test_only_top_level_benchmark_files_fences_expand() -> None:
