@@ -7,6 +7,7 @@ import json
 import typing
 from pathlib import Path
 
+import parl
 from parl.core.config import AlgorithmConfig
 
 import pytest
@@ -79,6 +80,14 @@ def test_the_summary_is_the_whole_first_paragraph() -> None:
         "Soft Actor-Critic, SAC (Haarnoja et al., 2018), with automatic entropy tuning "
         "(Haarnoja et al., 2018)."
     )
+
+
+def test_the_capability_table_has_a_row_for_every_installed_algorithm() -> None:
+    index = Path(__file__).parents[2] / "algorithms" / "index.md"
+    section = index.read_text(encoding="utf-8").split("## What each algorithm can do", 1)[1]
+    rows = [line for line in section.splitlines() if line.startswith("| ")][1:]  # no header
+    named = [name.strip() for row in rows for name in row.split("|")[1].split(",")]
+    assert sorted(named) == sorted(parl.algorithms.names())
 
 
 def test_front_matter_declares_the_algorithms_of_a_page(tmp_path: Path) -> None:
