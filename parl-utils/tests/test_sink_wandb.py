@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import struct
+import subprocess
+import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -110,3 +112,20 @@ def test_each_logdir_gets_its_own_run_and_the_service_stops(tmp_path: Path) -> N
     wandb.teardown()
     leftover = [p.name() for p in psutil.Process().children(recursive=True)]
     assert not any("wandb" in name for name in leftover), leftover
+
+
+def test_a_run_left_open_is_finished_at_exit(tmp_path: Path) -> None:
+    script = (
+        "import sys\n"
+        "from parl.utils import summary\n"
+        "summary.set_logdir(sys.argv[1])\n"
+        "summary.add_scalar('charts/episodic_return', 1.0, step=1)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    (path,) = tmp_path.glob("wandb/offline-run-*/run-*.wandb")
+    exits = [r.exit.exit_code for r in records(path) if r.WhichOneof("record_type") == "exit"]
+    assert exits == [0]
+    assert read_run(tmp_path)[2] == [{"charts/episodic_return": 1.0, "global_step": 1}]

@@ -8,6 +8,7 @@ extra of parl-utils to install; not asked for, it never imports the library.
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 from abc import ABC, abstractmethod
@@ -69,6 +70,7 @@ class OptInSink(ABC, Generic[RunT]):
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._runs: dict[Path, RunT] = {}
+        self._finishing_at_exit = False
 
     @abstractmethod
     def open_run(self, logdir: Path) -> RunT:
@@ -93,7 +95,20 @@ class OptInSink(ABC, Generic[RunT]):
         if run is None and self.name in enabled_sinks():
             key.mkdir(parents=True, exist_ok=True)
             run = self._runs[key] = self.open_run(key)
+            if not self._finishing_at_exit:
+                # Registered after the tracker's own exit handlers, so it runs before them
+                # (atexit is last in, first out): a run left open is finished while the
+                # tracker still works (W&B's handler stops the service that finishing needs).
+                atexit.register(self.close_all)
+                self._finishing_at_exit = True
         return run
+
+    def close_all(self) -> None:
+        """Finish every open run."""
+        with self._lock:
+            runs, self._runs = list(self._runs.values()), {}
+        for run in runs:
+            self.close_run(run)
 
     @hookimpl
     def parl_log_metrics(self, metrics: Mapping[str, float], step: int, logdir: Path) -> None:
