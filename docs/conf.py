@@ -27,6 +27,10 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
     "sphinx_click",
+    # MathJax 3 shipped in _static instead of fetched from a CDN: math renders offline, and
+    # the link check of parl_docs fails any page that loads a file from the network.
+    "sphinx.ext.mathjax",
+    "sphinx-mathjax-offline",
     "parl_docs",
 ]
 

@@ -117,6 +117,29 @@ def test_third_party_plugin_receives_metrics(tmp_path: Path) -> None:
     assert closed == [tmp_path]
 
 
+def test_params_reach_plugins_and_bad_params_are_rejected(tmp_path: Path) -> None:
+    received: list[tuple[dict[str, object], Path]] = []
+
+    class Tracker:
+        @parl.hookimpl
+        def parl_log_params(self, params: Mapping[str, object], logdir: Path) -> None:
+            received.append((dict(params), logdir))
+
+    get_plugin_manager().register(Tracker())
+    summary.set_logdir(tmp_path)
+    summary.add_params({"lr": 0.001, "hidden_sizes": [64, 64], "env": {"id": "CartPole-v1"}})
+    with pytest.raises(TypeError, match=r"param 'logdir' must be a JSON value.*str\(path\)"):
+        summary.add_params({"seed": 1, "logdir": tmp_path})
+    with pytest.raises(TypeError, match="param 'lr' must be a JSON value.*without NaN"):
+        summary.add_params({"lr": float("nan")})
+    with pytest.raises(TypeError, match="param names must be non-empty strings, got 3"):
+        summary.add_params({3: "x"})  # type: ignore[dict-item]
+    # Nothing of a refused call reached the plugin.
+    assert received == [
+        ({"lr": 0.001, "hidden_sizes": [64, 64], "env": {"id": "CartPole-v1"}}, tmp_path)
+    ]
+
+
 def test_close_without_metrics_is_noop(tmp_path: Path) -> None:
     summary.set_logdir(tmp_path)
     summary.close()

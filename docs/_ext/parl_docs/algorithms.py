@@ -1,8 +1,8 @@
 """The algorithm list and hyperparameter tables, generated from the registry and the configs.
 
 - ``.. algorithm-list::`` tables every installed algorithm (``parl.algorithms.names()``) with
-  its distribution, summary and page, and gives the algorithms without a page of their own a
-  section with their hyperparameters;
+  its distribution, summary (the docstring's first paragraph) and page, and gives the
+  algorithms without a page of their own a section with their hyperparameters;
 - ``.. algorithm-config:: NAME`` tables the fields of ``parl.algorithms.get(NAME).Config``:
   name, type, default, bounds and docstring.
 
@@ -136,8 +136,8 @@ def config_table(name: str) -> list[str]:
 
 
 def summary(cls: type) -> str:
-    """The first line of a class docstring."""
-    return (inspect.getdoc(cls) or "").split("\n", 1)[0]
+    """The first paragraph of a class docstring, on one line (a summary may wrap)."""
+    return " ".join((inspect.getdoc(cls) or "").split("\n\n", 1)[0].split())
 
 
 class AlgorithmConfigDirective(RstDirective):

@@ -1,9 +1,11 @@
-"""An offline check of every internal link of the built HTML site.
+"""An offline check of every link of the built HTML site.
 
 After an HTML build, every ``href``/``src`` without a scheme in every page must name a file of
-the output (or a folder with an ``index.html``), and its ``#fragment`` an ``id`` of that page.
-Each broken link is a Sphinx warning with its page, so ``-W`` fails the build. External URLs
-are not visited: the build needs no network.
+the output (or a folder with an ``index.html``), and its ``#fragment`` an ``id`` of that page;
+and no page may load anything from the network (a script, a stylesheet, a font, an image with
+an ``http(s)://`` or ``//`` address): the site works offline, so math is rendered by a MathJax
+shipped in ``_static``. Each problem is a Sphinx warning with its page, so ``-W`` fails the
+build. External URLs are never visited: the build needs no network.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ class _Page(HTMLParser):
     def __init__(self) -> None:
         super().__init__()
         self.ids: set[str] = set()
-        self.references: list[str] = []
+        self.references: list[tuple[str, str]] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         for name, value in attrs:
@@ -35,7 +37,7 @@ class _Page(HTMLParser):
             if name in ("id", "name"):
                 self.ids.add(value)
             elif (tag, name) in _REFERENCES:
-                self.references.append(value)
+                self.references.append((tag, value))
 
 
 @cache
@@ -46,18 +48,21 @@ def _parse(path: Path) -> _Page:
 
 
 def broken_links(outdir: Path) -> Iterator[tuple[Path, str, str]]:
-    """Yield ``(page, link, problem)`` for each internal link of ``outdir`` that is broken."""
+    """Yield ``(page, link, problem)`` for each broken internal link and each network load."""
     _parse.cache_clear()
     for page in sorted(outdir.rglob("*.html")):
-        for link in _parse(page).references:
-            problem = _problem(outdir, page, link)
+        for tag, link in _parse(page).references:
+            problem = _problem(outdir, page, tag, link)
             if problem:
                 yield page, link, problem
 
 
-def _problem(outdir: Path, page: Path, link: str) -> str | None:
+def _problem(outdir: Path, page: Path, tag: str, link: str) -> str | None:
     parts = urlsplit(link)
-    if parts.scheme or parts.netloc or link.startswith("//"):
+    if parts.scheme in ("http", "https") or parts.netloc:
+        # A link to another site is for the reader to follow; anything else is loaded.
+        return None if tag == "a" else "loaded from the network: ship the file in _static"
+    if parts.scheme:
         return None
     target = (page.parent / unquote(parts.path)).resolve() if parts.path else page
     if not target.is_relative_to(outdir.resolve()):
@@ -73,7 +78,7 @@ def _problem(outdir: Path, page: Path, link: str) -> str | None:
 
 
 def check_links(app: Sphinx, exception: Exception | None) -> None:
-    """Warn about every broken internal link once an HTML build has succeeded."""
+    """Warn about every broken link once an HTML build has succeeded."""
     if exception is not None or app.builder.format != "html":
         return
     outdir = Path(app.outdir)
@@ -81,15 +86,16 @@ def check_links(app: Sphinx, exception: Exception | None) -> None:
     for page, link, problem in broken_links(outdir):
         count += 1
         logger.warning(
-            "broken internal link %r: %s",
+            "bad link %r: %s",
             link,
             problem,
             location=str(page.relative_to(outdir)),
             type="parl_docs",
             subtype="link",
         )
-    logger.info("internal links checked: %d broken", count)
+    logger.info("links checked: %d bad", count)
 
 
 def setup(app: Sphinx) -> None:
-    app.connect("build-finished", check_links)
+    # Last: other extensions copy their files into the output when the build finishes.
+    app.connect("build-finished", check_links, priority=900)

@@ -108,6 +108,17 @@ def generated_curves(results: Path, srcdir: Path) -> list[tuple[str, Path]]:
     return figures
 
 
+def refuse_block_quotes(path: Path, text: str) -> None:
+    """Raise if a results file has a block quote: there it is a wrapped line that begins with
+    a comparison (``>= 475``), which Markdown would show as a quote of ``= 475``."""
+    for token in MarkdownIt("commonmark").parse(text):
+        if token.type == "blockquote_open" and token.map is not None:
+            raise ValueError(
+                f"{path}, line {token.map[0] + 1}: a line that starts with '>' is a Markdown "
+                "block quote; rewrap the text so that the line starts otherwise, or write ≥"
+            )
+
+
 def render(
     srcdir: Path, docname: str, patterns: list[str], heading_offset: int, curves: bool = True
 ) -> str:
@@ -120,11 +131,13 @@ def render(
     page_dir = (srcdir / docname).parent
     parts = []
     for path in files:
+        text = path.read_text(encoding="utf-8")
+        refuse_block_quotes(path, text)
         include = os.path.relpath(path, page_dir)
         parts.append(
             f"```{{include}} {include}\n:heading-offset: {heading_offset}\n:relative-images:\n```\n"
         )
-        if not curves or _IMAGE.search(path.read_text(encoding="utf-8")):
+        if not curves or _IMAGE.search(text):
             continue
         figures = generated_curves(path, srcdir)
         data = path.with_suffix(".json") if path.with_suffix(".json").is_file() else path

@@ -7,10 +7,17 @@ import json
 import typing
 from pathlib import Path
 
+import parl
 from parl.core.config import AlgorithmConfig
 
 import pytest
-from parl_docs.algorithms import algorithm_pages, describe_type, field_row, front_matter
+from parl_docs.algorithms import (
+    algorithm_pages,
+    describe_type,
+    field_row,
+    front_matter,
+    summary,
+)
 from parl_docs.benchmarks import load_results, plot_curves
 from parl_docs.links import broken_links
 from parl_docs.results import blocks, curves_from_json, curves_from_markdown, render
@@ -59,6 +66,28 @@ def test_types_and_bounds_come_from_the_annotations() -> None:
     assert describe_type(fields["norm"].annotation) == ("float | None", ["> 0"])
     assert field_row("mode", fields["mode"])[1] == "``'a' | 'b'``"
     assert field_row("mode", fields["mode"])[4] == "**undocumented**"
+
+
+def test_the_summary_is_the_whole_first_paragraph() -> None:
+    class Wrapped:
+        """Soft Actor-Critic, SAC (Haarnoja et al., 2018), with automatic
+        entropy tuning (Haarnoja et al., 2018).
+
+        Details that stay on the algorithm's page.
+        """
+
+    assert summary(Wrapped) == (
+        "Soft Actor-Critic, SAC (Haarnoja et al., 2018), with automatic entropy tuning "
+        "(Haarnoja et al., 2018)."
+    )
+
+
+def test_the_capability_table_has_a_row_for_every_installed_algorithm() -> None:
+    index = Path(__file__).parents[2] / "algorithms" / "index.md"
+    section = index.read_text(encoding="utf-8").split("## What each algorithm can do", 1)[1]
+    rows = [line for line in section.splitlines() if line.startswith("| ")][1:]  # no header
+    named = [name.strip() for row in rows for name in row.split("|")[1].split(",")]
+    assert sorted(named) == sorted(parl.algorithms.names())
 
 
 def test_front_matter_declares_the_algorithms_of_a_page(tmp_path: Path) -> None:
@@ -164,21 +193,28 @@ def test_a_site_gets_tables_figures_and_checked_links(tmp_path: Path) -> None:
     assert "Not yet benchmarked" in index and "bench/Nothing-*.md" in index
     assert not (out / "algorithms" / "nothing.html").exists()
     assert "nonexisting document 'algorithms/nothing'" in warnings
-    assert "broken internal link 'gone.html'" in warnings
+    assert "bad link 'gone.html'" in warnings
     assert "misuse.md" in warnings and "inside an {eval-rst} block" in warnings
 
 
-def test_the_link_check_finds_missing_files_and_anchors(tmp_path: Path) -> None:
+def test_the_link_check_finds_missing_files_anchors_and_network_loads(tmp_path: Path) -> None:
     (tmp_path / "a.html").write_text(
         '<p id="here"></p><a href="b.html#there">b</a>'
-        '<a href="#here">ok</a><a href="https://x.org/">ext</a>'
+        '<a href="#here">ok</a><a href="https://x.org/">ext</a><a href="mailto:x@y.z">m</a>'
+        '<script src="https://cdn.x.org/mathjax.js"></script><img src="data:image/png;base64,">'
     )
-    (tmp_path / "b.html").write_text('<img src="missing.png"><a href="../../out.html">out</a>')
+    (tmp_path / "b.html").write_text(
+        '<img src="missing.png"><a href="../../out.html">out</a>'
+        '<link rel="stylesheet" href="//fonts.x.org/a.css">'
+    )
     problems = {(page.name, link): problem for page, link, problem in broken_links(tmp_path)}
+    network = "loaded from the network: ship the file in _static"
     assert problems == {
         ("a.html", "b.html#there"): "b.html has no anchor #there",
+        ("a.html", "https://cdn.x.org/mathjax.js"): network,
         ("b.html", "missing.png"): "no such file in the built site",
         ("b.html", "../../out.html"): "points outside the built site",
+        ("b.html", "//fonts.x.org/a.css"): network,
     }
 
 
@@ -224,6 +260,15 @@ def test_results_files_are_included_and_curves_drawn_only_when_missing(tmp_path:
     assert "records no" not in quiet
     missing = render(src, "algorithms/toy", ["bench/none-*.md", "bench/x.md"], 2)
     assert missing.startswith("**Not yet benchmarked**") and "`bench/none-*.md`" in missing
+
+
+def test_a_results_line_starting_with_a_comparison_is_refused(tmp_path: Path) -> None:
+    src, bench = tmp_path / "docs", tmp_path / "bench"
+    src.mkdir()
+    bench.mkdir()
+    (bench / "wrapped.md").write_text("# A\n\nSeeds 3 and 4 (first\n>= 475 at 110k).\n")
+    with pytest.raises(ValueError, match=r"wrapped.md, line 4: a line that starts with '>'"):
+        render(src, "algorithms/toy", ["bench/*.md"], heading_offset=2)
 
 
 def test_only_top_level_benchmark_files_fences_expand() -> None:

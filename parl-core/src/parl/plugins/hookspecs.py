@@ -39,6 +39,23 @@ def parl_log_metrics(metrics: Mapping[str, float], step: int, logdir: Path) -> N
 
 
 @hookspec
+def parl_log_params(params: Mapping[str, object], logdir: Path) -> None:
+    """Record the settings of a run, e.g. its hyperparameters (an observer).
+
+    ``parl.utils.summary.add_params`` calls it, usually once before training; experiment
+    trackers (MLflow, Weights & Biases) show them beside the run's metrics, and sinks without
+    a place for settings (TensorBoard, CSV) do not implement it.
+
+    Args:
+        params: setting name to a JSON value (string, number, bool, None, or lists and
+            string-keyed dicts of those).
+        logdir: the run's log directory, as passed to :func:`parl_log_metrics`.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
 def parl_log_histogram(tag: str, values: np.ndarray, step: int, logdir: Path) -> None:
     """Record the distribution of a set of values, e.g. weights or actions (an observer).
 

@@ -10,11 +10,13 @@ Examples:
     >>> summary.add_scalar("charts/episodic_return", 200.0, step=1000)
     >>> summary.add_scalars({"losses/value": 0.3, "losses/policy": -0.1}, step=1000)
     >>> summary.add_histogram("actions", [0.1, -0.4, 0.9], step=1000)
+    >>> summary.add_params({"lr": 3e-4, "hidden_sizes": [64, 64]})
 """
 
 from __future__ import annotations
 
 import atexit
+import json
 import math
 import operator
 import os
@@ -30,6 +32,7 @@ from numpy.typing import ArrayLike
 
 __all__ = [
     "add_histogram",
+    "add_params",
     "add_scalar",
     "add_scalars",
     "close",
@@ -91,6 +94,15 @@ def _check_value(tag: str, value: float) -> float:
     return number
 
 
+def _to_sinks(hook: str, **arguments: object) -> None:
+    """Call the sinks' ``hook`` for the current log directory, which they may now hold open."""
+    global _open_logdir
+    with _lock:
+        logdir = get_logdir()
+        _open_logdir = logdir
+        getattr(get_plugin_manager().hook, hook)(**arguments, logdir=logdir)
+
+
 def add_scalars(scalars: Mapping[str, float], step: int) -> None:
     """Record several scalar metrics at the same step.
 
@@ -101,17 +113,10 @@ def add_scalars(scalars: Mapping[str, float], step: int) -> None:
     Raises:
         TypeError: if ``step`` is not an integer or a value is not a real number.
     """
-    global _open_logdir
     metrics = {str(tag): _check_value(str(tag), value) for tag, value in scalars.items()}
     checked_step = _check_step(step)
-    if not metrics:
-        return
-    with _lock:
-        logdir = get_logdir()
-        _open_logdir = logdir
-        get_plugin_manager().hook.parl_log_metrics(
-            metrics=metrics, step=checked_step, logdir=logdir
-        )
+    if metrics:
+        _to_sinks("parl_log_metrics", metrics=metrics, step=checked_step)
 
 
 def add_scalar(tag: str, value: float, step: int) -> None:
@@ -139,7 +144,6 @@ def add_histogram(tag: str, values: ArrayLike, step: int) -> None:
         TypeError: if ``step`` is not an integer or ``values`` are not real numbers.
         ValueError: if ``values`` is empty or holds NaN.
     """
-    global _open_logdir
     array = np.asarray(values)
     if array.dtype.kind not in "biuf":
         raise TypeError(
@@ -149,13 +153,39 @@ def add_histogram(tag: str, values: ArrayLike, step: int) -> None:
     flat = array.astype(np.float64).reshape(-1)
     if flat.size == 0 or np.isnan(flat).any():
         raise ValueError(f"histogram {tag!r} needs at least one value and no NaN, got {array!r}")
-    checked_step = _check_step(step)
-    with _lock:
-        logdir = get_logdir()
-        _open_logdir = logdir
-        get_plugin_manager().hook.parl_log_histogram(
-            tag=str(tag), values=flat, step=checked_step, logdir=logdir
-        )
+    _to_sinks("parl_log_histogram", tag=str(tag), values=flat, step=_check_step(step))
+
+
+def _check_params(params: Mapping[str, object]) -> dict[str, object]:
+    for name, value in params.items():
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"param names must be non-empty strings, got {name!r}")
+        try:
+            json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"param {name!r} must be a JSON value (str, number, bool, None, or lists and "
+                f"str-keyed dicts of those) without NaN, got {value!r}; convert it first, "
+                "e.g. str(path)"
+            ) from None
+    return dict(params)
+
+
+def add_params(params: Mapping[str, object]) -> None:
+    """Record the settings of the run (hyperparameters, seed, environment id) once, up front.
+
+    Goes through the ``parl_log_params`` hook: the MLflow sink logs them as run params, the
+    W&B sink as the run's config; TensorBoard and CSV keep no settings.
+
+    Args:
+        params: setting name to a JSON value, e.g. ``dataclasses.asdict(args)``.
+
+    Raises:
+        TypeError: if a name is not a string or a value is not JSON (e.g. a ``Path``).
+    """
+    checked = _check_params(params)
+    if checked:
+        _to_sinks("parl_log_params", params=checked)
 
 
 def flush() -> None:
