@@ -489,7 +489,8 @@ def test_one_minibatch_epochs_are_full_batch_learn_steps():
     epochs.model.set_weights(weights)
     actions = np.array([0, 1, 0, 1, 1])
     losses = [looped.learn(OBS, actions, OLD_VALUE, RETURNS, RETURNS, ADV) for _ in range(3)]
-    mean = epochs.learn_epochs(OBS, actions, OLD_VALUE, RETURNS, RETURNS, ADV, 3, 1)
+    stats = epochs.learn_epochs(OBS, actions, OLD_VALUE, RETURNS, RETURNS, ADV, 3, 1)
+    mean = (stats.value_loss, stats.action_loss, stats.entropy)
     np.testing.assert_allclose(mean, np.mean(losses, axis=0), rtol=1e-5, atol=1e-6)
     for name, value in looped.get_weights().items():
         np.testing.assert_allclose(epochs.get_weights()[name], value, rtol=1e-5, atol=1e-6)
