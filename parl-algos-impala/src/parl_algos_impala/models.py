@@ -9,7 +9,6 @@ from __future__ import annotations
 import parl
 
 import gymnasium as gym
-import numpy as np
 import paddle
 
 __all__ = ["AtariModel", "MLPModel", "is_atari", "make_env", "make_model"]
@@ -122,7 +121,9 @@ def make_env(env_id: str) -> gym.Env:
 def make_model(env_id: str) -> parl.Model:
     """The model for ``env_id``: :class:`AtariModel` for Atari, else :class:`MLPModel`."""
     env = make_env(env_id)
-    act_dim = int(env.action_space.n)
+    actions = env.action_space
+    if not isinstance(actions, gym.spaces.Discrete):
+        raise ValueError(f"{env_id}: IMPALA's models need a Discrete action space, got {actions}")
     if is_atari(env_id):
-        return AtariModel(act_dim)
-    return MLPModel(int(np.prod(env.observation_space.shape)), act_dim)
+        return AtariModel(int(actions.n))
+    return MLPModel(gym.spaces.flatdim(env.observation_space), int(actions.n))

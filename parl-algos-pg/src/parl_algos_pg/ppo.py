@@ -486,12 +486,12 @@ class PPO(parl.Algorithm):
 
     def learn_epochs(
         self,
-        batch_obs: paddle.Tensor,
-        batch_action: paddle.Tensor,
-        batch_value: paddle.Tensor,
-        batch_return: paddle.Tensor,
-        batch_logprob: paddle.Tensor,
-        batch_adv: paddle.Tensor,
+        batch_obs: Any,
+        batch_action: Any,
+        batch_value: Any,
+        batch_return: Any,
+        batch_logprob: Any,
+        batch_adv: Any,
         epochs: int,
         num_minibatches: int,
         lr: float | None = None,

@@ -29,7 +29,7 @@ import difflib
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from parl.core.files import atomic_write
 
@@ -72,7 +72,7 @@ def load_config(cls: type[T], path: str | os.PathLike[str]) -> T:
             f"{path}: expected a mapping of {cls.__name__} settings (key: value lines), "
             f"got a {type(data).__name__}"
         )
-    fields = [field.name for field in dataclasses.fields(cls)]
+    fields = [field.name for field in dataclasses.fields(cast(Any, cls))]
     unknown = sorted(set(data) - set(fields))
     if unknown:
         hints = []
@@ -126,4 +126,5 @@ def parse_args(
     default = load_config(cls, known.config) if known.config is not None else None
     intro = description or (cls.__doc__ or "").strip()
     note = f"--config PATH reads settings saved in a run's {CONFIG_FILE}; flags override them."
-    return tyro.cli(cls, args=rest, default=default, description=f"{intro}\n\n{note}")
+    parsed = tyro.cli(cls, args=rest, default=default, description=f"{intro}\n\n{note}")
+    return cast(T, parsed)
