@@ -71,7 +71,7 @@ def tests(session: nox.Session) -> None:
         "pytest>=8",
         "pytest-xdist>=3.5",
         "-e",
-        "./parl-utils[atari]",
+        "./parl-utils[atari,plot]",
         "-e",
         "./parl-remote[ray]",
     )
@@ -349,7 +349,5 @@ def docs(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Run a benchmark: ``nox -s bench -- <ALGO> <ENV> [--seeds 0 1 2]`` (see benchmarks/)."""
     # parl-algos-ac[mujoco]: the SAC/TD3/DDPG HalfCheetah-v5 benchmarks.
-    install_workspace(
-        session, "matplotlib>=3.8", "-e", "./parl-utils[atari]", "-e", "./parl-algos-ac[mujoco]"
-    )
-    session.run("python", "benchmarks/run.py", *session.posargs, env={"PYTHONHASHSEED": "0"})
+    install_workspace(session, "-e", "./parl-utils[atari,plot]", "-e", "./parl-algos-ac[mujoco]")
+    session.run("python", "-m", "benchmarks.run", *session.posargs, env={"PYTHONHASHSEED": "0"})
