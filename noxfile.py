@@ -66,13 +66,14 @@ def install_workspace(session: nox.Session, *extra: str) -> None:
 def tests(session: nox.Session) -> None:
     """Run every package's test suite against editable installs of the workspace."""
     # parl-remote[ray]: the backend suite runs every remote semantic on a local Ray too.
-    # parl-utils[mlflow,wandb]: the tracker sinks are tested against the real libraries.
+    # parl-utils[mlflow,wandb]: the tracker sinks are tested against the real libraries;
+    # [plot]: the results schema test draws a curve.
     install_workspace(
         session,
         "pytest>=8",
         "pytest-xdist>=3.5",
         "-e",
-        "./parl-utils[atari,mlflow,wandb]",
+        "./parl-utils[atari,mlflow,plot,wandb]",
         "-e",
         "./parl-remote[ray]",
     )
@@ -184,7 +185,9 @@ def packaging(session: nox.Session) -> None:
     install_wheels(session, out, "parl-core", "parl-algos-pg")
     session.run("python", str(SCRIPTS / "user_snippet.py"))
     session.chdir(session.create_tmp())
-    session.run("python", str(ROOT / "examples/QuickStart/train.py"), "--max-episodes", "3")
+    session.run(
+        "python", str(ROOT / "examples/QuickStart/train.py"), "--max-episodes", "3", "--quiet"
+    )
     session.run("uv", "pip", "uninstall", "parl-utils", external=True)
     session.run("python", str(SCRIPTS / "without_utils.py"))
 
@@ -200,36 +203,35 @@ def plugin(session: nox.Session) -> None:
     session.run("pytest", "-p", "no:cacheprovider", str(PLUGIN_TEMPLATE / "tests"))
 
 
-OFF_POLICY_TINY = ["--total-steps", "300", "--learning-starts", "100", "--eval-interval", "300"]
+OFF_POLICY_TINY = ["--total-steps", "300", "--learning-starts", "100", "--eval-every", "300"]
 OFF_POLICY_TINY += ["--eval-episodes", "2", "--quiet"]
-# DQN runs without --quiet: nox's output is not a terminal, so its progress comes as log lines.
 # QuickStart, DQN and PPO run in their families' tests (which also check what they write).
 EXAMPLE_RUNS = [
-    ["examples/IMPALA/train.py", "--num-actors", "2", "--total-steps", "1000", "--quiet"],
-    # Atari in the learner's process: wrap_deepmind and the CNN, without a cluster's start-up.
+    ["examples/IMPALA/train.py", "--num-actors", "2", "--total-steps", "1000"],
+    # Atari in the learner's process: wrap_deepmind and the CNN, without a cluster's start-up;
+    # the benchmark's settings file, with flags on top.
     [
         "examples/IMPALA/train.py",
-        "--env",
-        "PongNoFrameskip-v4",
+        "--config",
+        "benchmarks/configs/IMPALA-PongNoFrameskip-v4.yaml",
         "--num-actors",
         "0",
         "--envs-per-actor",
         "1",
         "--total-steps",
         "100",
-        "--quiet",
     ],
     *([f"examples/{algo}/train.py", *OFF_POLICY_TINY] for algo in ("SAC", "TD3", "DDPG")),
     # Two remote samplers on a real embedded xparl cluster.
-    ["examples/A2C/train.py", "--total-steps", "1024", "--eval-interval", "1024", "--quiet"],
+    ["examples/A2C/train.py", "--total-steps", "1024", "--eval-every", "1024", "--quiet"],
 ]
 
 
 # The remote-actor examples again on Ray: `--address ray` (a local Ray of the example's own) in
 # `examples`, `--address ray://...` (a Ray head, through the Ray client) in `ray_examples`.
 RAY_EXAMPLE_RUNS = [
-    ["examples/IMPALA/train.py", "--num-actors", "2", "--total-steps", "1000", "--quiet"],
-    ["examples/A2C/train.py", "--total-steps", "1024", "--eval-interval", "1024", "--quiet"],
+    ["examples/IMPALA/train.py", "--num-actors", "2", "--total-steps", "1000"],
+    ["examples/A2C/train.py", "--total-steps", "1024", "--eval-every", "1024", "--quiet"],
 ]
 # Ray on 127.0.0.1 only, and no usage reports.
 RAY_LOOPBACK = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0"}
@@ -350,7 +352,5 @@ def docs(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Run a benchmark: ``nox -s bench -- <ALGO> <ENV> [--seeds 0 1 2]`` (see benchmarks/)."""
     # parl-algos-ac[mujoco]: the SAC/TD3/DDPG HalfCheetah-v5 benchmarks.
-    install_workspace(
-        session, "matplotlib>=3.8", "-e", "./parl-utils[atari]", "-e", "./parl-algos-ac[mujoco]"
-    )
-    session.run("python", "benchmarks/run.py", *session.posargs, env={"PYTHONHASHSEED": "0"})
+    install_workspace(session, "-e", "./parl-utils[atari,plot]", "-e", "./parl-algos-ac[mujoco]")
+    session.run("python", "-m", "benchmarks.run", *session.posargs, env={"PYTHONHASHSEED": "0"})

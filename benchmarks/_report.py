@@ -57,7 +57,8 @@ def commit() -> str:
 
 def command() -> str:
     """Return this benchmark's command line, as run from the repository root."""
-    return "python " + " ".join([os.path.relpath(sys.argv[0], ROOT), *sys.argv[1:]])
+    module = Path(os.path.relpath(sys.argv[0], ROOT)).with_suffix("")
+    return " ".join(["python -m", ".".join(module.parts), *sys.argv[1:]])
 
 
 def header(title: str) -> str:
@@ -68,21 +69,18 @@ def header(title: str) -> str:
 
 
 def load_example(name: str) -> ModuleType:
-    """Import ``examples/<name>/train.py`` as a module, with its folder on ``sys.path``.
+    """Import ``examples/<name>/train.py`` from its file, for a benchmark that times or profiles
+    ``train(Args(...))`` in its own process (``benchmarks.run`` uses the command line instead).
 
-    Examples are scripts, not an installed package; benchmarks call their ``train`` function so
-    that one training loop serves both.
+    Examples are scripts, not an installed package; the module is registered in
+    ``sys.modules`` because dataclasses resolve string annotations through it.
     """
-    folder = ROOT / "examples" / name
-    if str(folder) not in sys.path:
-        sys.path.insert(0, str(folder))
-    spec = importlib.util.spec_from_file_location(
-        f"examples_{name.lower()}_train", folder / "train.py"
-    )
+    path = ROOT / "examples" / name / "train.py"
+    spec = importlib.util.spec_from_file_location(f"examples_{name.lower()}_train", path)
     if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load the {name} example from {folder}")
+        raise ImportError(f"cannot load the {name} example from {path}")
     module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses resolve string annotations through it
+    sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
 

@@ -1,97 +1,116 @@
-"""Run one benchmark over several seeds: ``python benchmarks/run.py <ALGO> <ENV> [--seeds 0 1 2]``.
+"""Run one benchmark over several seeds: ``python -m benchmarks.run <ALGO> <ENV> [--seeds 0 1 2]``.
 
-Each algorithm has a module ``benchmarks/<family>/<algo>.py`` with a dict ``CONFIGS`` keyed by
-env id and a function ``run(env_id, seed) -> dict`` (``env_steps``, ``wall_s``, ``sps``,
-``final_eval_return``, ``steps_to_target``, ``passed``). The table goes to
-``benchmarks/results/<ALGO>-<ENV>.md``, unless the module has its own ``report(env, seeds,
-results)`` (the actor-critic family's, under ``benchmarks/ac/results/``), which is called
-instead. ``nox -s bench -- <ALGO> <ENV>`` runs this.
+A benchmark is a settings file, ``benchmarks/configs/<ALGO>-<ENV>.yaml``, holding fields of an
+example's ``Args``. Each seed runs the example as a user would, from the command line
+(``python examples/<EXAMPLE>/train.py --config <file> --seed <seed>``), and its
+``result.json`` joins ``benchmarks/results/<ALGO>-<ENV>.json`` (the one results schema,
+:mod:`parl.utils.results`; a rerun of a seed replaces it). The Markdown table and the learning
+curves (``.md``, ``.png``) are written from that file. A run passes when an evaluation reached
+the target. ``nox -s bench -- <ALGO> <ENV>`` runs this.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import json
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
-from types import ModuleType
-from typing import Any
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from _report import header  # noqa: E402
+from parl.utils.results import Benchmark, BenchmarkRun, load_results, plot_curves, save_results
 
+import yaml
 
-def benchmark_modules() -> dict[str, Path]:
-    """Map each benchmarked algorithm name (lower case) to its module file."""
-    return {
-        path.stem: path
-        for path in sorted(HERE.glob("*/*.py"))
-        if not path.stem.startswith("_") and "def run(" in path.read_text()
-    }
+from benchmarks._report import ROOT, commit, machine, markdown_table
 
-
-def load(algo: str) -> ModuleType:
-    modules = benchmark_modules()
-    path = modules.get(algo.lower())
-    if path is None:
-        raise SystemExit(f"no benchmark for {algo!r}; available: {', '.join(sorted(modules))}")
-    sys.path.insert(0, str(path.parent))
-    spec = importlib.util.spec_from_file_location(f"bench_{path.stem}", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+CONFIGS = ROOT / "benchmarks" / "configs"
+RESULTS = ROOT / "benchmarks" / "results"
+#: The example script that trains each benchmarked algorithm.
+EXAMPLES = {
+    "QuickStart": "QuickStart",
+    "PPO": "PPO",
+    "DQN": "DQN",
+    "DDQN": "DQN",
+    "A2C": "A2C",
+    "SAC": "SAC",
+    "TD3": "SAC",
+    "DDPG": "SAC",
+    "IMPALA": "IMPALA",
+}
 
 
-def row(seed: int, result: dict[str, Any]) -> str:
-    reached = result.get("steps_to_target")
-    cells = [
-        seed,
-        result["env_steps"],
-        f"{result['wall_s']:.1f}",
-        f"{result['sps']:.0f}",
-        f"{result['final_eval_return']:.1f}",
-        "not reached" if reached is None else reached,
-        "yes" if result.get("passed") else "no",
+def config_path(algo: str, env_id: str) -> Path:
+    """The settings file of a benchmark; a clear error lists the ones there are."""
+    path = CONFIGS / f"{algo}-{env_id}.yaml"
+    if algo not in EXAMPLES or not path.is_file():
+        known = ", ".join(sorted(p.stem for p in CONFIGS.glob("*.yaml")))
+        raise SystemExit(f"no benchmark {algo} on {env_id!r}; known: {known}")
+    return path
+
+
+def run_seed(algo: str, config: Path, seed: int) -> BenchmarkRun:
+    """Train one seed through the example's command line; return its figures and provenance."""
+    script = Path("examples") / EXAMPLES[algo] / "train.py"
+    code = commit()  # the code that trains, not the tree when the run ends
+    with tempfile.TemporaryDirectory(prefix=f"bench-{algo}-") as logdir:
+        command = [sys.executable, str(script), "--config", str(config.relative_to(ROOT))]
+        command += ["--seed", str(seed), "--logdir", logdir]
+        subprocess.run(command, cwd=ROOT, check=True)
+        figures = json.loads((Path(logdir) / "result.json").read_text())
+    shown = " ".join(["python", *command[1:-2]])
+    return BenchmarkRun(**figures, command=shown, commit=code, machine=machine())
+
+
+def write_report(algo: str, env_id: str, benchmark: Benchmark) -> Path:
+    """Write the results table (``.md``) and learning curves (``.png``); return the table."""
+    stem = RESULTS / f"{algo}-{env_id}"
+    curves = {f"seed {run.seed}": run.evals for run in benchmark.runs if run.evals}
+    if curves:
+        plot_curves(f"{algo} {env_id}", curves, stem.with_suffix(".png"), benchmark.runs[0].target)
+    rows = [
+        [
+            run.seed,
+            run.env_steps,
+            f"{run.wall_s:.0f}",
+            f"{run.sps:.0f}",
+            "not reached" if run.first_target_step is None else run.first_target_step,
+            "n/a" if run.final_eval_return is None else f"{run.final_eval_return:.1f}",
+            "n/a" if run.best_eval_return is None else f"{run.best_eval_return:.1f}",
+        ]
+        for run in benchmark.runs
     ]
-    return "| " + " | ".join(str(c) for c in cells) + " |"
+    header = ["seed", "env steps", "wall s", "env steps/s", "first eval >= target"]
+    header += ["final eval", "best eval"]
+    lines = [f"# {algo} on {env_id}", ""]
+    lines += [f"- seed {r.seed}: `{r.command}` at `{r.commit}`" for r in benchmark.runs]
+    lines += [f"- machine: {benchmark.runs[-1].machine}"]
+    lines += [f"- target: mean greedy return >= {benchmark.runs[0].target}"]
+    lines += [f"- config: `{json.dumps(benchmark.config)}`", "", markdown_table(header, rows), ""]
+    if curves:
+        lines += [f"![curves]({stem.name}.png)", ""]
+    stem.with_suffix(".md").write_text("\n".join(lines))
+    return stem.with_suffix(".md")
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the seeds, merge them into the results file, write the report."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("algo")
-    parser.add_argument("env")
+    parser.add_argument("algo", help=f"one of {', '.join(EXAMPLES)}")
+    parser.add_argument("env", help="a gymnasium id with a settings file for ALGO")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     args = parser.parse_args(argv)
-    module = load(args.algo)
-    if args.env not in module.CONFIGS:
-        raise SystemExit(f"no {args.algo} config for {args.env!r}; have {sorted(module.CONFIGS)}")
-    lines = [
-        "| seed | env steps | wall s | env steps/s | final eval | steps to target | passed |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    results = []
-    for seed in args.seeds:
-        result = module.run(args.env, seed)
-        results.append(result)
-        lines.append(row(seed, result))
-        print(lines[-1], flush=True)
-    if hasattr(module, "report"):
-        # A family's own report (curves, JSON) keeps every seed's run, with its own command
-        # and commit, across invocations; this table would hold only this invocation's seeds.
-        print(f"wrote {module.report(args.env, args.seeds, results)}")
-    else:
-        out = HERE / "results" / f"{args.algo}-{args.env}.md"
-        out.parent.mkdir(exist_ok=True)
-        out.write_text(
-            header(f"{args.algo} on {args.env}")
-            + f"- seeds: {args.seeds}\n- config: `{module.CONFIGS[args.env]}`\n\n"
-            + "\n".join(lines)
-            + "\n"
-        )
-        print(f"wrote {out}")
-    return 0 if all(r.get("passed") for r in results) else 1
+    config = config_path(args.algo, args.env)
+    settings = yaml.safe_load(config.read_text())
+    runs = [run_seed(args.algo, config, seed) for seed in args.seeds]
+    path = RESULTS / f"{args.algo}-{args.env}.json"
+    kept = load_results(path)[args.env].runs if path.exists() else []
+    fresh = {run.seed for run in runs}
+    merged = sorted([r for r in kept if r.seed not in fresh] + runs, key=lambda r: r.seed)
+    benchmark = Benchmark(algo=args.algo, config=settings, runs=merged)
+    save_results({args.env: benchmark}, path)
+    print(f"wrote {path} and {write_report(args.algo, args.env, benchmark)}")
+    return 0 if all(run.reached_target for run in runs) else 1
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ live in their own venvs; a side whose interpreter is not given is left out::
         && VIRTUAL_ENV=/tmp/parl221 uv pip install paddlepaddle "setuptools<80" protobuf==3.20.3 \\
         six grpcio pynvml gymnasium numpy termcolor tensorboardX pyzmq cloudpickle psutil \\
         click flask flask_cors requests scipy
-    python benchmarks/sb3_speed.py --sb3-python /tmp/sb3/bin/python \\
+    python -m benchmarks.sb3_speed --sb3-python /tmp/sb3/bin/python \\
         --parl221-python /tmp/parl221/bin/python [--steps 50000] [--repeats 3]
 
 SAC and TD3 (``--algos SAC TD3``) are timed on Pendulum-v1 and HalfCheetah-v5 (``--envs`` picks;
@@ -42,7 +42,6 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
 
 ENV_ID = "CartPole-v1"  # PPO's and DQN's
 
@@ -145,10 +144,10 @@ def ac_train_kwargs(algo: str, env_id: str, steps: int, logdir: str) -> dict[str
         "buffer_size": cfg["buffer_size"],
         "batch_size": cfg["batch_size"],
         "learning_starts": cfg["learning_starts"],
-        "eval_interval": 10 * steps,
+        "eval_every": 10 * steps,
         "eval_episodes": 1,
         "logdir": logdir,
-        "progress": False,
+        "quiet": True,
     }
 
 
@@ -158,29 +157,21 @@ def _ours(algo: str, steps: int, env_id: str = ENV_ID) -> dict[str, Any]:
     The time includes the example's final greedy evaluation (PPO, DQN: 10 episodes; SAC, TD3:
     one episode), not its setup.
     """
-    from _report import load_example
+    from benchmarks._report import load_example
 
     with tempfile.TemporaryDirectory() as logdir:
         if algo in ("SAC", "TD3"):  # examples/TD3/train.py is examples/SAC/train.py's loop
             example = load_example("SAC")
             cpu = time.process_time()
-            result = example.train(**ac_train_kwargs(algo, env_id, steps, logdir))
+            result = example.train(example.Args(**ac_train_kwargs(algo, env_id, steps, logdir)))
             cpu_s = time.process_time() - cpu  # incl. building the envs and the agent
-            return {"env_steps": result["env_steps"], "wall_s": result["wall_s"], "cpu_s": cpu_s}
+            return {"env_steps": result.env_steps, "wall_s": result.wall_s, "cpu_s": cpu_s}
         example = load_example(algo)
-        if algo == "PPO":
-            result = example.train(
-                ENV_ID, 0, logdir=logdir, quiet=True, total_steps=steps, eval_every=10 * steps
-            )
-        else:
-            result = example.train(
-                env_id=ENV_ID,
-                total_steps=steps,
-                eval_interval=10 * steps,
-                logdir=logdir,
-                progress=False,
-            )
-    return {"env_steps": result["env_steps"], "wall_s": result["wall_s"]}
+        args = example.Args(
+            env_id=ENV_ID, total_steps=steps, eval_every=10 * steps, logdir=logdir, quiet=True
+        )
+        result = example.train(args)
+    return {"env_steps": result.env_steps, "wall_s": result.wall_s}
 
 
 def _sb3(algo: str, steps: int, env_id: str = ENV_ID) -> dict[str, Any]:
@@ -464,7 +455,7 @@ def main() -> None:
         print(json.dumps(RUNNERS[args.side][args.algo](args.steps, args.env)))
         return
 
-    from _report import header, markdown_table
+    from benchmarks._report import header, markdown_table
 
     pythons = {"sb3": args.sb3_python, "parl221": args.parl221_python, "parl": sys.executable}
     sides = [side for side in SIDES if pythons[side]]

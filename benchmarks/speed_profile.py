@@ -6,8 +6,8 @@ by default, ``--env`` another) ``examples/SAC/train.py`` with the configs of
 that make up each part of a training round (env stepping, acting, host↔tensor conversion,
 forward, backward, optimizer, checks, replay memory, logging, evaluation)::
 
-    python benchmarks/speed_profile.py [--steps 20000] [--label after]
-    python benchmarks/speed_profile.py --algos SAC TD3 --steps 3000  # 2000 updates each
+    python -m benchmarks.speed_profile [--steps 20000] [--label after]
+    python -m benchmarks.speed_profile --algos SAC TD3 --steps 3000  # 2000 updates each
 
 Appends a section to ``benchmarks/results/speed-profile.md``. Buckets are inclusive times of
 the listed functions, so a bucket can contain another (acting contains its conversions and its
@@ -27,9 +27,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from benchmarks._report import commit, load_example, machine, markdown_table
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from _report import commit, load_example, machine, markdown_table  # noqa: E402
 
 # (bucket, (file suffix, function name) pairs whose inclusive times it sums, note).
 # Only functions at the top of their bucket are listed, so a bucket counts no call twice.
@@ -169,7 +169,8 @@ def run_sb3(algo: str, env_id: str) -> Callable[[int, str], None]:
     """SB3's SAC or TD3 as ``benchmarks/sb3_speed.py`` times it (imports outside the profile)."""
     import stable_baselines3.common.env_util
     import stable_baselines3.common.noise
-    from sb3_speed import _sb3
+
+    from benchmarks.sb3_speed import _sb3
 
     del stable_baselines3
 
@@ -181,30 +182,25 @@ def run_sb3(algo: str, env_id: str) -> Callable[[int, str], None]:
 
 def run_ac(algo: str, env_id: str) -> Callable[[int, str], None]:
     """SAC or TD3 as ``benchmarks/sb3_speed.py`` times it (the import stays out of the profile)."""
-    from sb3_speed import ac_train_kwargs
+    from benchmarks.sb3_speed import ac_train_kwargs
 
     example = load_example("SAC")
 
     def run(steps: int, logdir: str) -> None:
-        example.train(**ac_train_kwargs(algo, env_id, steps, logdir))
+        example.train(example.Args(**ac_train_kwargs(algo, env_id, steps, logdir)))
 
     return run
 
 
-def run_ppo(steps: int, logdir: str) -> None:
-    load_example("PPO").train(
-        "CartPole-v1", 0, logdir=logdir, quiet=True, total_steps=steps, eval_every=10 * steps
-    )
+def run_example(name: str) -> Callable[[int, str], None]:
+    """PPO or DQN on CartPole-v1 (the import stays out of the profile)."""
+    example = load_example(name)
 
+    def run(steps: int, logdir: str) -> None:
+        args = example.Args(total_steps=steps, eval_every=10 * steps, logdir=logdir, quiet=True)
+        example.train(args)
 
-def run_dqn(steps: int, logdir: str) -> None:
-    load_example("DQN").train(
-        env_id="CartPole-v1",
-        total_steps=steps,
-        eval_interval=10 * steps,
-        logdir=logdir,
-        progress=False,
-    )
+    return run
 
 
 def profile(run: Callable[[int, str], None], steps: int, cpu: bool = False) -> pstats.Stats:
@@ -249,9 +245,9 @@ def main() -> None:
     for algo in args.algos:
         env_id = "CartPole-v1"
         if algo == "PPO":
-            run, buckets = run_ppo, PPO_BUCKETS
+            run, buckets = run_example("PPO"), PPO_BUCKETS
         elif algo == "DQN":
-            run, buckets = run_dqn, DQN_BUCKETS
+            run, buckets = run_example("DQN"), DQN_BUCKETS
         elif args.sb3:
             run, buckets, env_id = run_sb3(algo, args.env), SB3_BUCKETS, args.env
         else:
@@ -262,7 +258,7 @@ def main() -> None:
         side = "SB3 " if args.sb3 else ""
         sections.append(f"### {side}{algo} {env_id}, {args.steps} env steps\n\n{table}\n")
         print(sections[-1], flush=True)
-    command = "python benchmarks/speed_profile.py " + " ".join(sys.argv[1:])
+    command = "python -m benchmarks.speed_profile " + " ".join(sys.argv[1:])
     threads = os.environ.get("OMP_NUM_THREADS", "unset")
     text = (
         f"## {args.label or 'profile'} (commit `{commit()}`)\n\n- command: "

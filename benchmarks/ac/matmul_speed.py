@@ -2,8 +2,8 @@
 
 Run it with each framework's interpreter, one after the other, and compare::
 
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/ac/matmul_speed.py
-    OMP_NUM_THREADS=1 /work/venvs/sb3/bin/python benchmarks/ac/matmul_speed.py
+    OMP_NUM_THREADS=1 .venv/bin/python -m benchmarks.ac.matmul_speed
+    OMP_NUM_THREADS=1 /work/venvs/sb3/bin/python -m benchmarks.ac.matmul_speed
 
 Each line is the mean process CPU milliseconds of one call over 300 calls after 20 warm-up ones.
 The paddle side imports ``parl`` first, as every PARL program does: on AMD CPUs that sets

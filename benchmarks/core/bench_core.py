@@ -1,6 +1,6 @@
 """parl-core figures: `import parl` time, sync_weights_to speed, MKL kernels per import order.
 
-Run: ``python benchmarks/core/bench_core.py`` (writes ``benchmarks/core/results.md``).
+Run: ``python -m benchmarks.core.bench_core`` (writes ``benchmarks/core/results.md``).
 """
 
 from __future__ import annotations
@@ -14,8 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from _report import header
+from benchmarks._report import header
 
 IMPORT_PROBE = (
     "import sys, time; t = time.perf_counter(); import parl; "

@@ -1,6 +1,6 @@
 """Throughput of the IMPALA system: env steps/s with 1, 2 and 4 remote actors vs one process.
 
-Run ``python benchmarks/impala/throughput.py [--env CartPole-v1] [--steps 30000]`` from the
+Run ``python -m benchmarks.impala.throughput [--env CartPole-v1] [--steps 30000]`` from the
 repository root. Every configuration trains the same algorithm with the example's settings for
 the same number of env steps, one after the other in this one run, without evaluation; the
 table gives the steady env steps per second (after the first learn step, so the actors' start
@@ -13,35 +13,43 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from parl.utils import load_config
 
-from _report import header, load_example, markdown_table
+from benchmarks._report import ROOT, header, load_example, markdown_table
 
 HERE = Path(__file__).resolve().parent
 _example = load_example("IMPALA")
+
+
+def settings_of(env_id: str) -> Any:
+    """The benchmark's settings for ``env_id`` (its YAML file), else the example's defaults."""
+    path = ROOT / "benchmarks" / "configs" / f"IMPALA-{env_id}.yaml"
+    if path.is_file():
+        return load_config(_example.Args, path)
+    return _example.Args(env_id=env_id)
 
 
 def measure(env_id: str, actors: int, steps: int, seed: int, **overrides: Any) -> dict[str, Any]:
     import parl.remote
 
     with tempfile.TemporaryDirectory(prefix="impala-speed-") as logdir:
-        result = _example.train(
-            env_id,
-            seed,
+        args = dataclasses.replace(
+            settings_of(env_id),
+            seed=seed,
             logdir=logdir,
-            quiet=True,
             num_actors=actors,
             total_steps=steps,
             eval_every=0,
             **overrides,
         )
+        result = _example.train(args)
     parl.remote.disconnect()  # the next configuration gets a cluster of its own size
-    return result
+    figures = {"env_steps": result.env_steps, "wall_s": result.wall_s}
+    return figures | {"sps": result.extra["steady_sps"], **result.extra}
 
 
 def main() -> None:
@@ -90,8 +98,7 @@ def main() -> None:
         ],
         rows,
     )
-    defaults = _example.DEFAULTS.get(args.env, _example.IMPALASettings())
-    settings = dataclasses.replace(defaults, **overrides)
+    settings = dataclasses.replace(settings_of(args.env), **overrides)
     out = HERE / f"throughput-{args.env}.md"
     out.write_text(
         header(f"IMPALA throughput on {args.env}")

@@ -6,7 +6,7 @@ machine, in one run, with 2 and 4 actors (``--actors``) on CartPole-v1::
     uv venv --seed /work/venvs/rllib
     /work/venvs/rllib/bin/pip install torch==2.13.0   # a CPU build (pip finds this machine's)
     VIRTUAL_ENV=/work/venvs/rllib uv pip install "ray[rllib]==2.60.0"   # uv.lock's Ray
-    python benchmarks/impala/vs_ray.py --rllib-python /work/venvs/rllib/bin/python
+    python -m benchmarks.impala.vs_ray --rllib-python /work/venvs/rllib/bin/python
 
 (10 to 20 minutes; ``--actors``, ``--sides``, ``--steps`` narrow it down).
 
@@ -46,13 +46,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from _report import command, commit, header, machine, markdown_table
+from benchmarks._report import command, commit, header, machine, markdown_table
 
 HERE = Path(__file__).resolve().parent
 
@@ -66,9 +64,12 @@ SEED_CLAIM = 2.6  # PARL's seeds: "+160%" data throughput of its IMPALA over Ray
 
 def example_settings() -> dict[str, Any]:
     """The example's CartPole-v1 settings (what every side is configured from)."""
-    from _report import load_example
+    from parl.utils import load_config
 
-    return asdict(load_example("IMPALA").DEFAULTS[ENV_ID])
+    from benchmarks._report import ROOT, load_example
+
+    config = ROOT / "benchmarks" / "configs" / f"IMPALA-{ENV_ID}.yaml"
+    return asdict(load_config(load_example("IMPALA").Args, config))
 
 
 def rllib_settings(actors: int, steps: int, max_wall: float, seed: int) -> dict[str, Any]:
@@ -100,7 +101,7 @@ def rllib_settings(actors: int, steps: int, max_wall: float, seed: int) -> dict[
 
 def train_example(side: str, actors: int, steps: int, seed: int) -> dict[str, Any]:
     """Run the IMPALA example's ``train()`` on xparl or Ray; return its figures."""
-    from _report import load_example
+    from benchmarks._report import load_example
 
     example = load_example("IMPALA")
     address = None
@@ -110,17 +111,20 @@ def train_example(side: str, actors: int, steps: int, seed: int) -> dict[str, An
         ray.init(num_cpus=actors, include_dashboard=False, _node_ip_address="127.0.0.1")
         address = "ray"
     with tempfile.TemporaryDirectory(prefix="impala-vs-ray-") as logdir:
+        settings = example.Args(**example_settings())
         result = example.train(
-            ENV_ID,
-            seed,
-            logdir=logdir,
-            address=address,
-            quiet=True,
-            num_actors=actors,
-            total_steps=steps,
-            eval_every=0,
+            replace(
+                settings,
+                seed=seed,
+                logdir=logdir,
+                address=address,
+                num_actors=actors,
+                total_steps=steps,
+                eval_every=0,
+            )
         )
-    return {key: result[key] for key in ("env_steps", "wall_s", "sps", "utilisation")}
+    figures = {"env_steps": result.env_steps, "wall_s": result.wall_s}
+    return figures | {"sps": result.extra["steady_sps"], "utilisation": result.extra["utilisation"]}
 
 
 # -- the parent: every side in a fresh process ---------------------------------------------------

@@ -2,7 +2,7 @@
 check when a frame has more than ``MAX_DEPTH`` brackets) against plain ``json.loads`` of the
 same bytes, for messages a cluster really sends. Prints ratios (best of 5 repeats).
 
-Run: ``python benchmarks/remote/bench_decode.py``
+Run: ``python -m benchmarks.remote.bench_decode``
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The Ray backend's cost: PARL-on-Ray against plain Ray's own API, beside xparl.
 
-Run ``python benchmarks/remote/bench_ray.py [--quick]``. In one run it measures, for xparl
+Run ``python -m benchmarks.remote.bench_ray [--quick]``. In one run it measures, for xparl
 (``parl.connect(address)``), PARL-on-Ray (``parl.connect("ray")``) and plain Ray
 (``@ray.remote`` and ``ray.get(actor.method.remote(...))``): the median latency of a trivial
 call, the median 16 MiB echo, and trivial calls per second with 4 actors driven by 4 threads
@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -22,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks._report import header, markdown_table
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-from _report import header, markdown_table  # noqa: E402
 
 ACTORS = 4
 THREADS_PER_ACTOR = 4

@@ -1,6 +1,6 @@
 """Benchmarks of parl-remote against the goals of the parl-remote issues.
 
-Run ``python benchmarks/remote/bench_remote.py [--quick] [--security-only | --data-plane-only]``.
+Run ``python -m benchmarks.remote.bench_remote [--quick] [--security-only | --data-plane-only]``.
 Each figure is printed in a markdown table with its baseline from the same run (plain pyzmq
 send/recv of the same bytes, between two processes for the call path; the serial time of the
 GIL demo; a cluster started with ``--insecure`` for the cost of authentication and encryption)
@@ -26,11 +26,11 @@ import numpy as np
 import psutil
 import zmq
 
+from benchmarks._report import commit, machine
+from benchmarks.remote import raw_zmq
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-sys.path.insert(0, str(HERE.parent))
-from _report import commit, machine  # noqa: E402
-from remote import raw_zmq  # noqa: E402
 
 
 def spin(n: int) -> int:
@@ -430,7 +430,7 @@ def main() -> None:
     header = [
         "# parl-remote benchmark results",
         "",
-        f"- command: `python benchmarks/remote/bench_remote.py{' --quick' if args.quick else ''}`",
+        f"- command: `python -m benchmarks.remote.bench_remote{' --quick' if args.quick else ''}`",
         f"- commit: `{commit()}`",
         f"- machine: {machine()}, pyzmq {zmq.__version__}",
         "",

@@ -1,7 +1,7 @@
 """Real xparl processes at scale: N real workers on this machine, then actors created and released
 in a loop.
 
-Run ``python benchmarks/remote/real_workers.py`` (100 workers × 8 CPUs, 500 actors) or smaller,
+Run ``python -m benchmarks.remote.real_workers`` (100 workers × 8 CPUs, 500 actors) or smaller,
 e.g. ``--workers 5 --actors 100``. It starts a real master (``xparl start --cpu_num 0``, its own
 ``XPARL_HOME`` in a temporary folder, secret on, no monitor) and N real workers (``xparl connect
 --cpu_num 8``, a few at a time), and waits until every worker registered and every warm job is
@@ -46,9 +46,9 @@ from parl.remote.cluster import connected_workers, query, recorded_clusters, sto
 
 import psutil
 
+from benchmarks._report import command, commit, header, machine, markdown_table
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-from _report import command, commit, header, machine, markdown_table  # noqa: E402
 
 RESULTS = HERE / "real_workers"
 XPARL = [sys.executable, "-m", "parl.remote.cli"]

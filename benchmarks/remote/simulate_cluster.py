@@ -1,6 +1,6 @@
 """A real xparl master under thousands of simulated workers: the control plane at scale.
 
-Run ``python benchmarks/remote/simulate_cluster.py --workers 1000 --actors 8000`` (add
+Run ``python -m benchmarks.remote.simulate_cluster --workers 1000 --actors 8000`` (add
 ``--profile`` for a cProfile of the master). The master is the real one (``parl.remote.master``,
 started as ``xparl start`` does, secret on); each simulated worker is its own DEALER socket with
 its own authenticated connection, speaking the worker protocol through the project's own modules
@@ -31,21 +31,21 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from parl.remote import protocol as P
+from parl.remote.client import Client
+from parl.remote.cluster import LocalCluster, query
+from parl.remote.config import Timeouts
+from parl.remote.overview import cluster_overview
+from parl.remote.processes import raise_fd_limit
+from parl.remote.security import Security
+from parl.remote.simulation import run_workers, worker_ids
+
 import psutil
 import zmq
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-from parl.remote import protocol as P  # noqa: E402
-from parl.remote.client import Client  # noqa: E402
-from parl.remote.cluster import LocalCluster, query  # noqa: E402
-from parl.remote.config import Timeouts  # noqa: E402
-from parl.remote.overview import cluster_overview  # noqa: E402
-from parl.remote.processes import raise_fd_limit  # noqa: E402
-from parl.remote.security import Security  # noqa: E402
-from parl.remote.simulation import run_workers, worker_ids  # noqa: E402
+from benchmarks._report import command, commit, machine
 
-from _report import command, commit, machine  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 RESULTS = HERE / "results_cluster"
 

@@ -3,8 +3,8 @@ the master stopped (SIGSTOP) for a while in the middle.
 
 The issue's two runs::
 
-    python benchmarks/remote/soak.py --clients 2 --seconds 60 --stall-at 27 --stall-for 6
-    python benchmarks/remote/soak.py --clients 8 --seconds 600 --churn 30
+    python -m benchmarks.remote.soak --clients 2 --seconds 60 --stall-at 27 --stall-for 6
+    python -m benchmarks.remote.soak --clients 8 --seconds 600 --churn 30
 
 Every client counts its calls and errors; the RSS and open file descriptors of every process
 (master, worker, jobs, clients) are taken once the clients run and again at the end. With
@@ -27,9 +27,9 @@ from pathlib import Path
 
 import psutil
 
+from benchmarks._report import header, markdown_table
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-from _report import header, markdown_table  # noqa: E402
 
 # The same client as the stall test's: one definition of "a busy client".
 CLIENT = HERE.parent.parent / "parl-remote" / "tests" / "busy_client.py"

@@ -1,12 +1,13 @@
 """Environment steps per second of the examples, this tree against a baseline commit.
 
-``python benchmarks/utils/example_speed.py --baseline e726591`` extracts the trees of the
-baseline commit and of ``HEAD`` into a temporary folder, then runs each example's ``train`` on a
-fixed budget, alternating baseline and ``HEAD`` runs (``--repeats`` rounds) in fresh
-subprocesses that import that tree's packages first (``PYTHONPATH``). It also times the
-collector alone: ``RolloutCollector.step``/``rollout`` against bare ``envs.step`` with a random
-policy. The table goes to ``benchmarks/results/example-speed.md``: medians and their ratios,
-all measured in the same run.
+``python -m benchmarks.utils.example_speed --baseline COMMIT`` extracts the trees of the
+baseline commit and of ``HEAD`` into a temporary folder, then runs each example from its
+command line on a fixed budget, alternating baseline and ``HEAD`` runs (``--repeats`` rounds)
+in fresh subprocesses that import that tree's packages first (``PYTHONPATH``), and reads the
+``result.json`` the run writes (so the baseline must be a commit whose examples write one).
+It also times the collector alone: ``RolloutCollector.step``/``rollout`` against bare
+``envs.step`` with a random policy. The table goes to ``benchmarks/results/example-speed.md``:
+medians and their ratios, all measured in the same run.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -24,37 +26,20 @@ from collections.abc import Callable
 from io import BytesIO
 from pathlib import Path
 
+from benchmarks._report import ROOT, header, markdown_table
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-from _report import ROOT, header, markdown_table  # noqa: E402
 
 PACKAGES = ["parl-core", "parl-utils", "parl-remote", "parl-algos-pg", "parl-algos-dqn"]
-RUNS: dict[str, tuple[str, dict[str, object]]] = {
-    "QuickStart (REINFORCE, 1 env)": ("QuickStart", {"max_episodes": 100, "quiet": True}),
-    "DQN CartPole-v1 (4 envs)": ("DQN", {"total_steps": 10_000, "progress": False}),
-    "PPO CartPole-v1 (8 envs)": ("PPO", {"env_id": "CartPole-v1", "total_steps": 16_384}),
-    "PPO Pendulum-v1 (4 envs)": ("PPO", {"env_id": "Pendulum-v1", "total_steps": 16_384}),
+RUNS: dict[str, tuple[str, list[str]]] = {
+    "QuickStart (REINFORCE, 1 env)": ("QuickStart", ["--max-episodes", "100"]),
+    "DQN CartPole-v1 (4 envs)": ("DQN", ["--total-steps", "10000"]),
+    "PPO CartPole-v1 (8 envs)": ("PPO", ["--env-id", "CartPole-v1", "--total-steps", "16384"]),
+    "PPO Pendulum-v1 (4 envs)": (
+        "PPO",
+        ["--config", "benchmarks/configs/PPO-Pendulum-v1.yaml", "--total-steps", "16384"],
+    ),
 }
-# Runs in a fresh interpreter: loads examples/<name>/train.py of `tree` and prints the figures.
-SNIPPET = """
-import importlib.util, json, sys, tempfile, time
-tree, name, kwargs = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-folder = f"{tree}/examples/{name}"
-sys.path.insert(0, folder)
-spec = importlib.util.spec_from_file_location(f"example_{name}", f"{folder}/train.py")
-module = importlib.util.module_from_spec(spec)
-sys.modules[spec.name] = module
-spec.loader.exec_module(module)
-if name != "DQN":
-    kwargs["logdir"] = tempfile.mkdtemp()
-if name == "PPO":
-    kwargs["quiet"] = True
-cpu = time.process_time()
-result = module.train(**kwargs)
-cpu = time.process_time() - cpu
-figures = {"env_steps": result["env_steps"], "wall_s": result["wall_s"], "cpu_s": cpu}
-print("RESULT " + json.dumps(figures))
-"""
 
 
 def extract(commit: str, into: Path) -> Path:
@@ -66,23 +51,28 @@ def extract(commit: str, into: Path) -> Path:
     return into
 
 
-def run_example(tree: Path, name: str, kwargs: dict[str, object]) -> tuple[float, float]:
-    """Run one example; return its env steps per wall second and per CPU second."""
+def run_example(tree: Path, name: str, flags: list[str]) -> tuple[float, float]:
+    """Run one example of ``tree`` from its command line, with that tree's packages first;
+    return its env steps per wall second and per CPU second (the child's, from its start)."""
     env = dict(os.environ, PYTHONHASHSEED="0")
     env["PYTHONPATH"] = os.pathsep.join(str(tree / p / "src") for p in PACKAGES)
-    completed = subprocess.run(
-        [sys.executable, "-c", SNIPPET, str(tree), name, json.dumps(kwargs)],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=900,
-    )
-    lines = [line for line in completed.stdout.splitlines() if line.startswith("RESULT ")]
-    if completed.returncode != 0 or not lines:
-        raise RuntimeError(f"{name} in {tree} failed:\n{completed.stderr[-3000:]}")
-    figures = json.loads(lines[-1][len("RESULT ") :])
-    return figures["env_steps"] / figures["wall_s"], figures["env_steps"] / figures["cpu_s"]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    with tempfile.TemporaryDirectory(prefix="example-speed-") as logdir:
+        completed = subprocess.run(
+            [sys.executable, f"examples/{name}/train.py", *flags, "--quiet", "--logdir", logdir],
+            cwd=tree,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=900,
+        )
+        if completed.returncode != 0:
+            raise RuntimeError(f"{name} in {tree} failed:\n{completed.stderr[-3000:]}")
+        figures = json.loads((Path(logdir) / "result.json").read_text())
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_s = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return figures["env_steps"] / figures["wall_s"], figures["env_steps"] / cpu_s
 
 
 def collector_overhead(num_envs: int = 8, steps: int = 20_000) -> list[list[str]]:
@@ -178,9 +168,9 @@ def main(argv: list[str] | None = None) -> None:
         baseline = extract(args.baseline, Path(tmp) / "baseline")
         current = extract("HEAD", Path(tmp) / "head")
         for _ in range(args.repeats):
-            for label, (name, kwargs) in RUNS.items():
-                runs[label]["old"].append(run_example(baseline, name, dict(kwargs)))
-                runs[label]["new"].append(run_example(current, name, dict(kwargs)))
+            for label, (name, flags) in RUNS.items():
+                runs[label]["old"].append(run_example(baseline, name, flags))
+                runs[label]["new"].append(run_example(current, name, flags))
                 print(label, runs[label], flush=True)
     rows = []
     for label, pairs in runs.items():

@@ -9,6 +9,7 @@ from pathlib import Path
 import parl
 from parl.core.errors import ModelContractError
 from parl.testing import AlgorithmContract, BadInput, IdentityEnv, LinearModel
+from parl.utils import RunResult
 
 import gymnasium as gym
 import numpy as np
@@ -198,7 +199,7 @@ def test_registry_lookup():
 
 def test_quickstart_example_runs(tmp_path):
     script = REPO / "examples" / "QuickStart" / "train.py"
-    args = ["--max-episodes", "3", "--eval-every", "2", "--quiet", "--logdir", str(tmp_path)]
+    args = ["--max-episodes", "3", "--eval-every", "50", "--quiet", "--logdir", str(tmp_path)]
     result = subprocess.run(
         [sys.executable, str(script), *args],
         capture_output=True,
@@ -207,5 +208,9 @@ def test_quickstart_example_runs(tmp_path):
         check=False,
     )
     assert result.returncode == 0, result.stderr[-2000:]
-    assert "final evaluation: mean return" in result.stdout
+    assert "final evaluation: mean greedy return" in result.stdout
     assert (tmp_path / "model.ckpt").is_file()
+    assert (tmp_path / "best_model.ckpt").is_file()
+    assert "max_episodes: 3" in (tmp_path / "config.yaml").read_text()
+    run = RunResult.model_validate_json((tmp_path / "result.json").read_text())
+    assert run.env_id == "CartPole-v1" and run.evals and run.evals[-1][0] == run.env_steps

@@ -457,16 +457,20 @@ def test_registry_lookup():
 @pytest.mark.parametrize("env_id", ["CartPole-v1", "Pendulum-v1"])
 def test_ppo_example_runs(tmp_path, env_id):
     script = REPO / "examples" / "PPO" / "train.py"
-    args = ["--env", env_id, "--total-steps", "256", "--num-envs", "1", "--quiet"]
+    args = ["--env-id", env_id, "--total-steps", "256", "--num-envs", "1", "--quiet"]
     result = subprocess.run(
-        [sys.executable, str(script), *args, "--logdir", str(tmp_path)],
+        [sys.executable, str(script), *args, "--target-kl", "0.05", "--logdir", str(tmp_path)],
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
     assert result.returncode == 0, result.stderr[-2000:]
-    assert "final evaluation: mean return" in result.stdout
+    assert "final evaluation: mean greedy return" in result.stdout
+    tags = {row.split(",")[1] for row in (tmp_path / "metrics.csv").read_text().splitlines()[1:]}
+    assert {"losses/approx_kl", "losses/clip_fraction", "losses/explained_variance"} <= tags
+    assert {"charts/update_epochs", "charts/SPS", "eval/episodic_return"} <= tags
+    assert "target_kl: 0.05" in (tmp_path / "config.yaml").read_text()
 
 
 def test_actions_are_checked_on_every_call_after_the_first_has_read_the_width():
@@ -489,7 +493,8 @@ def test_one_minibatch_epochs_are_full_batch_learn_steps():
     epochs.model.set_weights(weights)
     actions = np.array([0, 1, 0, 1, 1])
     losses = [looped.learn(OBS, actions, OLD_VALUE, RETURNS, RETURNS, ADV) for _ in range(3)]
-    mean = epochs.learn_epochs(OBS, actions, OLD_VALUE, RETURNS, RETURNS, ADV, 3, 1)
+    stats = epochs.learn_epochs(OBS, actions, OLD_VALUE, RETURNS, RETURNS, ADV, 3, 1)
+    mean = (stats.value_loss, stats.action_loss, stats.entropy)
     np.testing.assert_allclose(mean, np.mean(losses, axis=0), rtol=1e-5, atol=1e-6)
     for name, value in looped.get_weights().items():
         np.testing.assert_allclose(epochs.get_weights()[name], value, rtol=1e-5, atol=1e-6)

@@ -10,8 +10,8 @@ becomes, before MyST reads the page, one ``{include}`` per matching Markdown fil
 several patterns may be given), so a results file committed later (another environment, a new
 seed) appears without editing the page. The included file's tables and the PNG it links come
 as they are. A file that links no image gets a learning curve generated from the same run:
-from the JSON of the same stem beside it (``runs`` with ``evals`` pairs, in either of the two
-shapes the benchmark scripts write) or, failing that, from the file's own per-run evaluation
+from the JSON of the same stem beside it (the one results schema,
+:mod:`parl.utils.results`) or, failing that, from the file's own per-run evaluation
 lines (``- LABEL: STEP: RETURN, STEP: RETURN, ...``); with neither, the page says that the
 benchmark records no curve. No match at all is not an error: the page says "not yet
 benchmarked" and names the pattern. ``:curves: none`` leaves curves out (throughput tables,
@@ -24,17 +24,17 @@ parser) rather than a directive because MyST's own ``{include}`` is what handles
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+
+from parl.utils.results import load_results, plot_curves
 
 from markdown_it import MarkdownIt
 from sphinx.application import Sphinx
 
-from parl_docs.benchmarks import GENERATED, plot_curves
+from parl_docs.benchmarks import GENERATED
 
 Curve = list[tuple[int, float]]
 
@@ -50,25 +50,10 @@ def matching_files(root: Path, patterns: Iterable[str]) -> list[Path]:
 
 
 def curves_from_json(path: Path) -> dict[str, dict[str, Curve]]:
-    """Environment → run label → curve, from a results JSON of either committed shape.
-
-    ``{env_id: {..., runs: [{seed, evals}]}}`` (PPO, IMPALA) or ``{config, runs: [{env_id,
-    seed, evals}]}`` (the off-policy scripts).
-    """
-    data = json.loads(path.read_text(encoding="utf-8"))
-    entries: dict[str, list[dict[str, Any]]] = {}
-    if isinstance(data.get("runs"), list):
-        for run in data["runs"]:
-            entries.setdefault(str(run.get("env_id", path.stem)), []).append(run)
-    else:
-        entries = {env: entry["runs"] for env, entry in data.items() if "runs" in entry}
+    """Environment → run label → curve, from a results file (the one results schema)."""
     return {
-        env: {
-            f"seed {run['seed']}": [(int(s), float(v)) for s, v in run["evals"]]
-            for run in runs
-            if run.get("evals")
-        }
-        for env, runs in entries.items()
+        env: {f"seed {run.seed}": list(run.evals) for run in entry.runs if run.evals}
+        for env, entry in load_results(path).items()
     }
 
 

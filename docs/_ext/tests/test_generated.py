@@ -9,6 +9,7 @@ from pathlib import Path
 
 import parl
 from parl.core.config import AlgorithmConfig
+from parl.utils.results import load_results, plot_curves
 
 import pytest
 from parl_docs.algorithms import (
@@ -18,30 +19,28 @@ from parl_docs.algorithms import (
     front_matter,
     summary,
 )
-from parl_docs.benchmarks import load_results, plot_curves
 from parl_docs.links import broken_links
 from parl_docs.results import blocks, curves_from_json, curves_from_markdown, render
 from pydantic import Field, PositiveFloat
 from sphinx.application import Sphinx
 
 RUN = {
+    "env_id": "Toy-v0",
     "seed": 0,
     "env_steps": 200,
     "wall_s": 1.0,
     "sps": 200.0,
     "final_eval_return": 9.0,
-    "steps_to_target": None,
+    "best_eval_return": 9.0,
+    "best_eval_step": 200,
+    "target": None,
+    "first_target_step": None,
     "evals": [[100, 5.0], [200, 9.0]],
+    "command": "python bench.py",
+    "commit": "abc1234",
+    "machine": "a VM",
 }
-RESULTS = {
-    "Toy-v0": {
-        "command": "python bench.py",
-        "commit": "abc1234",
-        "machine": "a VM",
-        "config": {"lr": 0.1},
-        "runs": [RUN, {**RUN, "seed": 1}],
-    }
-}
+RESULTS = {"Toy-v0": {"algo": "Toy", "config": {"lr": 0.1}, "runs": [RUN, {**RUN, "seed": 1}]}}
 
 
 class ToyConfig(AlgorithmConfig):
@@ -110,8 +109,10 @@ def test_a_malformed_results_file_names_the_file_and_field(tmp_path: Path) -> No
     ):
         load_results(path)
     path.write_text("{not json")
-    with pytest.raises(ValueError, match="cannot read"):
+    with pytest.raises(ValueError, match="not a benchmark results file(.|\n)*Invalid JSON"):
         load_results(path)
+    with pytest.raises(ValueError, match="cannot read"):
+        load_results(tmp_path / "missing.json")
 
 
 def build(tmp_path: Path, pages: dict[str, str]) -> tuple[Path, str]:
@@ -227,15 +228,12 @@ EVAL_LINES = """| algo | seed |
 """
 
 
-def test_curves_come_from_either_json_shape_or_evaluation_lines(tmp_path: Path) -> None:
+def test_curves_come_from_a_results_file_or_evaluation_lines(tmp_path: Path) -> None:
     by_env = tmp_path / "a.json"
     by_env.write_text(json.dumps(RESULTS))
     assert curves_from_json(by_env) == {
         "Toy-v0": {"seed 0": [(100, 5.0), (200, 9.0)], "seed 1": [(100, 5.0), (200, 9.0)]}
     }
-    flat = tmp_path / "b.json"
-    flat.write_text(json.dumps({"config": {}, "runs": [{**RUN, "env_id": "Toy-v1"}]}))
-    assert curves_from_json(flat) == {"Toy-v1": {"seed 0": [(100, 5.0), (200, 9.0)]}}
     assert curves_from_markdown(EVAL_LINES) == {
         "DQN": {"DQN seed 0": [(100, 5.0), (200, 9.5)], "DQN seed 1": [(100, -3.0), (200, 7.0)]},
         "DDQN": {"DDQN seed 0": [(100, 1.0), (200, 2.0)]},

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import parl
 from parl.core.batch import (
@@ -25,7 +25,7 @@ import numpy as np
 import paddle
 from pydantic import Field, NonNegativeFloat, PositiveFloat
 
-__all__ = ["PPO", "PPOConfig"]
+__all__ = ["PPO", "PPOConfig", "PPOStats"]
 
 # obs, action, old value, return, old log-prob, advantage
 _Batch = tuple[
@@ -64,6 +64,30 @@ class PPOConfig(AlgorithmConfig):
 
     continuous_action: bool = False
     """Gaussian policy over a Box action space instead of a categorical one."""
+
+    target_kl: PositiveFloat | None = None
+    """``learn_epochs`` stops after the epoch whose mean ``approx_kl`` exceeds this; None: never."""
+
+
+class PPOStats(NamedTuple):
+    """What :meth:`PPO.learn_epochs` reports: means over the gradient steps it took."""
+
+    value_loss: float
+    """The value loss."""
+    action_loss: float
+    """The clipped surrogate loss."""
+    entropy: float
+    """The mean policy entropy."""
+    approx_kl: float
+    """``mean((ratio - 1) - log ratio)``: an unbiased, non-negative estimate of
+    KL(old policy ‖ new policy) on the minibatch (Schulman's k3 estimator, as CleanRL)."""
+    clip_fraction: float
+    """The fraction of samples whose probability ratio left ``[1 - ε, 1 + ε]``."""
+    explained_variance: float
+    """``1 - Var(returns - old values) / Var(returns)`` of the rollout: 1 is a perfect value
+    function, 0 no better than a constant, nan when the returns do not vary."""
+    epochs: int
+    """Epochs run: fewer than asked when ``target_kl`` stopped the loop."""
 
 
 def _whole_number_actions(
@@ -334,7 +358,11 @@ class PPO(parl.Algorithm):
         adv: paddle.Tensor,
         where: str,
     ) -> paddle.Tensor:
-        """One gradient step on prepared tensors; returns ``[value_loss, action_loss, entropy]``."""
+        """One gradient step on prepared tensors.
+
+        Returns:
+            ``[value_loss, action_loss, entropy, approx_kl, clip_fraction]`` (no gradients).
+        """
         cfg = self.config
         value = self._value(obs, where)
         dist = self._distribution(obs, where, obs.shape[0])
@@ -344,7 +372,8 @@ class PPO(parl.Algorithm):
             centered = adv - adv.mean()
             std = (centered.square().sum() / (adv.shape[0] - 1)).sqrt()
             adv = centered / (std + _ADV_EPS)
-        ratio = paddle.exp(logp - old_logp)
+        log_ratio = logp - old_logp
+        ratio = paddle.exp(log_ratio)
         surr1 = ratio * adv
         surr2 = paddle.clip(ratio, 1.0 - cfg.clip_param, 1.0 + cfg.clip_param) * adv
         action_loss = -paddle.minimum(surr1, surr2).mean()
@@ -367,7 +396,11 @@ class PPO(parl.Algorithm):
         if cfg.max_grad_norm is not None:
             clip_grad_norm_(self._parameters, cfg.max_grad_norm)
         self.optimizer.step()
-        return paddle.stack([value_loss, action_loss, entropy_loss]).detach()
+        with paddle.no_grad():
+            approx_kl = ((ratio - 1.0) - log_ratio).mean()
+            clip_fraction = ((ratio - 1.0).abs() > cfg.clip_param).astype("float32").mean()
+        stats = [value_loss.detach(), action_loss.detach(), entropy_loss.detach()]
+        return paddle.stack([*stats, approx_kl, clip_fraction])
 
     def _prepare(
         self,
@@ -448,37 +481,40 @@ class PPO(parl.Algorithm):
         tensors = self._prepare(
             batch_obs, batch_action, batch_value, batch_return, batch_logprob, batch_adv, where
         )
-        value_loss, action_loss, entropy_loss = self._step(*tensors, where).numpy().tolist()
+        value_loss, action_loss, entropy_loss = self._step(*tensors, where)[:3].numpy().tolist()
         return value_loss, action_loss, entropy_loss
 
     def learn_epochs(
         self,
-        batch_obs: paddle.Tensor,
-        batch_action: paddle.Tensor,
-        batch_value: paddle.Tensor,
-        batch_return: paddle.Tensor,
-        batch_logprob: paddle.Tensor,
-        batch_adv: paddle.Tensor,
+        batch_obs: Any,
+        batch_action: Any,
+        batch_value: Any,
+        batch_return: Any,
+        batch_logprob: Any,
+        batch_adv: Any,
         epochs: int,
         num_minibatches: int,
         lr: float | None = None,
         rng: np.random.Generator | None = None,
-    ) -> tuple[float, float, float]:
+    ) -> PPOStats:
         """Run ``epochs`` passes over a rollout, each shuffled into ``num_minibatches`` steps.
 
         The inputs are the whole rollout, flattened to ``[B, ...]`` and laid out as for
-        :meth:`learn`; they are converted and checked once, and the losses are read back once,
-        which saves paddle's per-call overhead compared with calling :meth:`learn` in a loop.
+        :meth:`learn`; they are converted and checked once, and the statistics are read back
+        once (per epoch with ``target_kl``), which saves paddle's per-call overhead compared
+        with calling :meth:`learn` in a loop. With ``config.target_kl``, the loop stops after
+        the first epoch whose mean ``approx_kl`` exceeds it (CleanRL's rule).
 
         Args:
-            epochs: passes over the rollout.
+            epochs: passes over the rollout (at most, with ``target_kl``).
             num_minibatches: minibatches per pass; ``B`` must be divisible by it.
             lr: learning rate for these steps (kept afterwards); ``None`` or ``0`` keeps the
                 current one.
             rng: the generator that shuffles; a fresh unseeded one if ``None``.
 
         Returns:
-            The mean ``(value_loss, action_loss, entropy_loss)`` over all steps.
+            A :class:`PPOStats`: the means over all steps taken, the rollout's explained
+            variance and the number of epochs run.
         """
         where = "PPO.learn_epochs"
         epochs = positive_int("epochs", epochs)
@@ -493,18 +529,54 @@ class PPO(parl.Algorithm):
                 f"{where}: the rollout has {batch} samples, which does not split into "
                 f"{num_minibatches} equal minibatches; pick num_minibatches dividing {batch}"
             )
-        size = batch // num_minibatches
+        explained = _explained_variance(tensors[2], tensors[3])
         rng = rng if rng is not None else np.random.default_rng()
-        losses = []
+        steps: list[paddle.Tensor] = []
+        epochs_run = 0
         for _ in range(epochs):
-            if num_minibatches == 1:
-                # A full-batch step does not depend on the order: no shuffle, no gather.
-                losses.append(self._step(*tensors, where))
-                continue
-            order = paddle.to_tensor(rng.permutation(batch))
-            for start in range(0, batch, size):
-                index = order[start : start + size]
-                obs, action, value, returns, logp, adv = (paddle.gather(t, index) for t in tensors)
-                losses.append(self._step(obs, action, value, returns, logp, adv, where))
-        value_loss, action_loss, entropy_loss = paddle.stack(losses).mean(0).numpy().tolist()
-        return value_loss, action_loss, entropy_loss
+            epoch = self._epoch(tensors, num_minibatches, rng, where)
+            steps += epoch
+            epochs_run += 1
+            target_kl = self.config.target_kl
+            if target_kl is not None and float(paddle.stack(epoch)[:, 3].mean()) > target_kl:
+                break
+        means = paddle.stack(steps).mean(0)
+        value_loss, action_loss, entropy, approx_kl, clip_fraction, explained_variance = (
+            paddle.concat([means, explained.reshape([1])]).numpy().tolist()
+        )
+        return PPOStats(
+            value_loss,
+            action_loss,
+            entropy,
+            approx_kl,
+            clip_fraction,
+            explained_variance,
+            epochs_run,
+        )
+
+    def _epoch(
+        self, tensors: _Batch, num_minibatches: int, rng: np.random.Generator, where: str
+    ) -> list[paddle.Tensor]:
+        """One shuffled pass over the rollout; the statistics of each gradient step."""
+        if num_minibatches == 1:
+            # A full-batch step does not depend on the order: no shuffle, no gather.
+            return [self._step(*tensors, where)]
+        batch = tensors[0].shape[0]
+        size = batch // num_minibatches
+        order = paddle.to_tensor(rng.permutation(batch))
+        stats = []
+        for start in range(0, batch, size):
+            index = order[start : start + size]
+            obs, action, value, returns, logp, adv = (paddle.gather(t, index) for t in tensors)
+            stats.append(self._step(obs, action, value, returns, logp, adv, where))
+        return stats
+
+
+def _explained_variance(values: paddle.Tensor, returns: paddle.Tensor) -> paddle.Tensor:
+    """``1 - Var(returns - values) / Var(returns)``; nan when the returns are constant."""
+    values, returns = values.astype("float32"), returns.astype("float32")
+    var_returns = (returns - returns.mean()).square().mean()
+    residual = returns - values
+    var_residual = (residual - residual.mean()).square().mean()
+    nan = paddle.full([], float("nan"), "float32")
+    return paddle.where(var_returns > 0, 1.0 - var_residual / var_returns, nan)

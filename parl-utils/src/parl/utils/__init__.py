@@ -4,7 +4,8 @@ PARL 2.x's helper modules keep their names: ``utils`` (``check_model_method``, â
 ``machine_info``, ``np_utils``, ``path_utils`` and ``globvars``, re-exported here as in PARL.
 
 Importing ``parl.utils`` never imports paddle; the parts that need gymnasium (the rollout
-collector, ``evaluate``, ``LegacyGymWrapper``) load on first access. PARL 2.x's environment
+collector, ``evaluate``, the ``EvalTracker``, ``LegacyGymWrapper``) and the settings parser
+(tyro) load on first access. PARL 2.x's environment
 wrappers live in :mod:`parl.env`.
 """
 
@@ -53,6 +54,7 @@ from parl.utils.window_stat import WindowStat
 
 if TYPE_CHECKING:
     from parl.env.compat_wrappers import LegacyGymWrapper
+    from parl.utils.config import ConfigError, load_config, parse_args, save_config
     from parl.utils.evaluation import EvalResult, evaluate
     from parl.utils.rollout import (
         Episode,
@@ -61,12 +63,16 @@ if TYPE_CHECKING:
         Transition,
         make_vector_env,
     )
+    from parl.utils.tracker import Callback, EvalTracker, RunResult
 
 __all__ = [
     "MAX_INT32",
     "CSVLogger",
+    "Callback",
+    "ConfigError",
     "Episode",
     "EvalResult",
+    "EvalTracker",
     "GlobalConfig",
     "LegacyGymWrapper",
     "LinearDecayScheduler",
@@ -74,6 +80,7 @@ __all__ = [
     "ReplayMemory",
     "Rollout",
     "RolloutCollector",
+    "RunResult",
     "TimeStat",
     "Transition",
     "TransitionBatch",
@@ -100,14 +107,17 @@ __all__ = [
     "is_xpu_available",
     "isnotebook",
     "kill_process",
+    "load_config",
     "logger",
     "machine_info",
     "make_vector_env",
     "np_cross_entropy",
     "np_softmax",
     "np_utils",
+    "parse_args",
     "path_utils",
     "progress_bar",
+    "save_config",
     "summary",
     "to_byte",
     "to_str",
@@ -124,6 +134,14 @@ _LAZY = {
     "make_vector_env": "parl.utils.rollout",
     "EvalResult": "parl.utils.evaluation",
     "evaluate": "parl.utils.evaluation",
+    "Callback": "parl.utils.tracker",
+    "EvalTracker": "parl.utils.tracker",
+    "RunResult": "parl.utils.tracker",
+    # tyro and yaml: only for scripts that parse their settings.
+    "ConfigError": "parl.utils.config",
+    "load_config": "parl.utils.config",
+    "parse_args": "parl.utils.config",
+    "save_config": "parl.utils.config",
 }
 
 

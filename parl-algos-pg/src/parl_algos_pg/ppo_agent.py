@@ -7,6 +7,10 @@ import parl
 import numpy as np
 import paddle
 
+from parl_algos_pg.ppo import PPO, PPOStats
+
+__all__ = ["PPOAgent"]
+
 
 class PPOAgent(parl.Agent):
     """Numpy-facing agent for a :class:`PPO` algorithm acting on ``N`` environments at once.
@@ -17,9 +21,20 @@ class PPOAgent(parl.Agent):
     Args:
         algorithm: a ``PPO`` instance.
         seed: seed of the generator that shuffles minibatches.
+
+    Examples:
+        >>> from parl_algos_pg import DiscretePPOModel
+        >>> agent = PPOAgent(PPO(DiscretePPOModel(obs_dim=4, act_dim=2)), seed=0)
+        >>> value, action, logp = agent.sample(np.zeros((3, 4), np.float32))
+        >>> value.shape, action.shape, logp.shape
+        ((3,), (3,), (3,))
     """
 
+    alg: PPO
+
     def __init__(self, algorithm: parl.Algorithm, seed: int | None = None) -> None:
+        if not isinstance(algorithm, PPO):
+            raise TypeError(f"PPOAgent needs a PPO algorithm, got {type(algorithm).__name__}")
         super().__init__(algorithm)
         self.rng = np.random.default_rng(seed)
 
@@ -51,11 +66,12 @@ class PPOAgent(parl.Agent):
         epochs: int,
         num_minibatches: int,
         lr: float,
-    ) -> tuple[float, float, float]:
+    ) -> PPOStats:
         """Run ``epochs`` × ``num_minibatches`` PPO steps on a flattened rollout.
 
         Returns:
-            The mean ``(value_loss, action_loss, entropy)``.
+            The means of the losses, ``approx_kl`` and ``clip_fraction``, the rollout's
+            explained variance and the epochs run (see :meth:`PPO.learn_epochs`).
         """
         return self.alg.learn_epochs(
             obs, action, value, returns, logprob, adv, epochs, num_minibatches, lr=lr, rng=self.rng

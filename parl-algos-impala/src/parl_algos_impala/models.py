@@ -1,7 +1,7 @@
 """Actor-critic models for IMPALA (an MLP, a small CNN for Atari) and the env they act in.
 
-The actors build their env and model with :func:`make_env` and :func:`make_model`; this file is
-shipped to their jobs (``distributed_files``), so the functions are found there by name.
+The actors build their env and model with :func:`make_env` and :func:`make_model`; as parts of
+this installed package they are found by name in the actors' jobs, with nothing to ship.
 """
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ from __future__ import annotations
 import parl
 
 import gymnasium as gym
-import numpy as np
 import paddle
+
+__all__ = ["AtariModel", "MLPModel", "is_atari", "make_env", "make_model"]
 
 
 class MLPModel(parl.Model):
@@ -99,6 +100,7 @@ class AtariModel(parl.Model):
 
 
 def is_atari(env_id: str) -> bool:
+    """Whether ``env_id`` is an Atari game (ALE), which gets the DeepMind wrappers."""
     return "NoFrameskip" in env_id or env_id.startswith("ALE/")
 
 
@@ -117,8 +119,11 @@ def make_env(env_id: str) -> gym.Env:
 
 
 def make_model(env_id: str) -> parl.Model:
+    """The model for ``env_id``: :class:`AtariModel` for Atari, else :class:`MLPModel`."""
     env = make_env(env_id)
-    act_dim = int(env.action_space.n)
+    actions = env.action_space
+    if not isinstance(actions, gym.spaces.Discrete):
+        raise ValueError(f"{env_id}: IMPALA's models need a Discrete action space, got {actions}")
     if is_atari(env_id):
-        return AtariModel(act_dim)
-    return MLPModel(int(np.prod(env.observation_space.shape)), act_dim)
+        return AtariModel(int(actions.n))
+    return MLPModel(gym.spaces.flatdim(env.observation_space), int(actions.n))

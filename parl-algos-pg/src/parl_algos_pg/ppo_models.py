@@ -1,4 +1,9 @@
-"""Actor-critic models for PPO: separate tanh MLPs, orthogonal initialisation (CleanRL's)."""
+"""Actor-critic models for PPO: separate tanh MLPs, orthogonal initialisation (CleanRL's).
+
+``DiscretePPOModel`` suits Discrete action spaces (CartPole); ``ContinuousPPOModel`` Box ones
+(Pendulum, the MuJoCo tasks), with a state-independent log standard deviation as in the PPO
+paper's MuJoCo experiments.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,8 @@ import math
 import parl
 
 import paddle
+
+__all__ = ["ContinuousPPOModel", "DiscretePPOModel"]
 
 
 def _linear(in_dim: int, out_dim: int, gain: float) -> paddle.nn.Linear:

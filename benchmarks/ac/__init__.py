@@ -1,0 +1,1 @@
+"""Benchmarks of ac (run as ``python -m benchmarks.ac.<script>``)."""

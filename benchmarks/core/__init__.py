@@ -1,0 +1,1 @@
+"""Benchmarks of core (run as ``python -m benchmarks.core.<script>``)."""

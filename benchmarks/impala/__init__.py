@@ -1,0 +1,1 @@
+"""Benchmarks of impala (run as ``python -m benchmarks.impala.<script>``)."""

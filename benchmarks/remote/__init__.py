@@ -1,0 +1,1 @@
+"""Benchmarks of remote (run as ``python -m benchmarks.remote.<script>``)."""

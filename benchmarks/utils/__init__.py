@@ -1,0 +1,1 @@
+"""Benchmarks of utils (run as ``python -m benchmarks.utils.<script>``)."""
