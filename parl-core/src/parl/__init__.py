@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from parl._version import __version__
 from parl.core import prefer_fast_mkl_kernels as _prefer_fast_mkl_kernels
 from parl.core import quiet_paddle as _quiet_paddle
+from parl.core.errors import paddle_missing as _paddle_missing
 from parl.plugins import hookimpl
 
 _prefer_fast_mkl_kernels()
@@ -60,7 +61,9 @@ def __getattr__(name: str) -> Any:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
             missing = exc.name or module_name
-            if missing == "parl.remote" or missing.split(".")[0] in {"paddle", "zmq"}:
+            if missing.split(".")[0] == "paddle":
+                raise ImportError(_paddle_missing(f"parl.{name}")) from exc
+            if missing == "parl.remote" or missing.split(".")[0] == "zmq":
                 raise ImportError(
                     f"parl.{name} needs {provider!r}, which is not installed "
                     f"(missing module {missing!r}): pip install '{provider}'"
