@@ -183,6 +183,7 @@ def packaging(session: nox.Session) -> None:
     """Build the wheelhouse as a release does, install every documented install line from it,
     and use the wheels as a user would.
 
+    - ``.ci/tests``: the tests of the two checks below;
     - ``.ci/install_lines.py``: each distinct ``pip install`` line of the docs in a fresh venv
       from the wheelhouse (never an index for our names), then what the line promises;
     - without paddle, ``parl-algos-pg`` is listed and loading it names both paddle builds;
@@ -191,6 +192,8 @@ def packaging(session: nox.Session) -> None:
     """
     out = Path(session.create_tmp()) / "wheelhouse"
     build_wheelhouse(session, out)
+    session.install("pytest>=8")
+    session.run("pytest", "-p", "no:cacheprovider", "-q", str(CI / "tests"))  # the checks' own
     session.run("python", str(CI / "install_lines.py"), "--wheelhouse", str(out))
     install_wheels(session, out, "parl-core", "parl-algos-pg")
     session.run("uv", "pip", "uninstall", *PADDLE_BUILDS, external=True)  # a reused venv's
