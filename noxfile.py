@@ -178,11 +178,29 @@ def wheelhouse(session: nox.Session) -> None:
     build_wheelhouse(session, Path(session.posargs[0] if session.posargs else ROOT / "dist"))
 
 
+# Kept out of the environment of the README's QuickStart command: the `ray` group brings them.
+ONLY_ON_REQUEST = {"ray", "grpcio"}
+
+
+def check_default_environment(session: nox.Session) -> None:
+    """The README's QuickStart command (``uv run``) installs the workspace's default
+    dependencies, as locked: none of ``ONLY_ON_REQUEST`` may be among them."""
+    command = ["uv", "export", "--frozen", "--no-hashes", "--quiet"]
+    exported = session.run(*command, external=True, silent=True) or ""
+    found = {line.split("==")[0] for line in exported.splitlines()} & ONLY_ON_REQUEST
+    if found:
+        session.error(
+            f"`uv run` would install {sorted(found)}: keep them out of the root pyproject's "
+            "dependencies (the `ray` dependency group is where Ray belongs)"
+        )
+
+
 @nox.session
 def packaging(session: nox.Session) -> None:
     """Build the wheelhouse as a release does, install every documented install line from it,
     and use the wheels as a user would.
 
+    - the README's QuickStart command (``uv run``) installs no Ray;
     - ``.ci/tests``: the tests of the two checks below;
     - ``.ci/install_lines.py``: each distinct ``pip install`` line of the docs in a fresh venv
       from the wheelhouse (never an index for our names), then what the line promises;
@@ -190,6 +208,7 @@ def packaging(session: nox.Session) -> None:
     - with ``parl-core[paddle]``: the README's registry snippet and the QuickStart example;
     - without ``parl-utils``: parl-core and the registry keep working.
     """
+    check_default_environment(session)
     out = Path(session.create_tmp()) / "wheelhouse"
     build_wheelhouse(session, out)
     session.install("pytest>=8")
