@@ -9,6 +9,8 @@ wheelhouse only, never from an index:
   as pip does in a clone (none of them is on an index);
 - a line whose comment says ``once published`` shows the index form: it sees the whole
   wheelhouse, as the index will hold every distribution;
+- a line whose comment says ``after paddle's GPU build`` must install no paddle build; its
+  promises are checked with the CPU build standing in for the GPU one;
 - after each install, every distribution of ours in the environment must be file for file the
   wheel of the wheelhouse (RECORD hashes), so none came from an index.
 
@@ -91,9 +93,8 @@ OPTIONS = {
     "--force-reinstall": False,
     "--no-deps": False,
 }
+# The marks a line's comment may carry (compared in lower case); see the module docstring.
 PUBLISHED_MARK = "once published"
-# A line for GPU users: it must install no paddle build (it would sit beside paddlepaddle-gpu);
-# its promises are then checked with the CPU build standing in for the GPU one.
 GPU_MARK = "after paddle's gpu build"
 SHELL_FENCES = {"bash", "sh", "shell", "console"}
 INSTALLERS = (("pip", "install"), ("pip3", "install"), ("uv", "pip", "install"))
@@ -320,8 +321,8 @@ def check_line(line: InstallLine, wheels: dict[str, Path], scratch: Path) -> Non
     """Install one line into a fresh virtualenv and check what it promises; raise on failure.
 
     Every line's venv has the same path and byte code goes to one cache outside it: the files
-    are uv's hard links, so the byte code compiled for one line (paddle's: seconds) serves the
-    next, while each venv starts empty.
+    are uv's hard links, so the byte code compiled for one line serves the next (about a second
+    of paddle's import a line), while each venv starts empty.
     """
     venv, links = scratch / "venv", scratch / "links"
     for old in (venv, links):
@@ -336,7 +337,9 @@ def check_line(line: InstallLine, wheels: dict[str, Path], scratch: Path) -> Non
     run([*install, *arguments])
     if line.no_deps:  # a repair command: it runs over an environment that has the rest
         run([*install, "--reinstall", "--no-deps", *arguments])
-    check_from_wheelhouse(venv, wheels)
+    missing = {w.name for w in line.wanted} - check_from_wheelhouse(venv, wheels)
+    if missing & wheels.keys():
+        raise RuntimeError(f"the line did not install {sorted(missing & wheels.keys())}")
     env = {**os.environ, "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}"}
     env["PYTHONPYCACHEPREFIX"] = str(scratch / "pycache")
     env.pop("PYTHONPATH", None)
@@ -368,12 +371,15 @@ sys.exit(failed)
 """
 
 
-def check_from_wheelhouse(venv: Path, wheels: dict[str, Path]) -> None:
-    """Every distribution of ours in ``venv`` holds exactly the files of our wheel."""
+def check_from_wheelhouse(venv: Path, wheels: dict[str, Path]) -> set[str]:
+    """Every distribution of ours in ``venv`` holds exactly the files of our wheel; return
+    their names."""
+    checked: set[str] = set()
     for record in venv.glob("lib/python*/site-packages/*.dist-info/RECORD"):
-        name = str(canonicalize_name(record.parent.name.rsplit("-", 1)[0]))
+        name = str(canonicalize_name(record.parent.name.partition("-")[0]))
         if name not in wheels:
             continue
+        checked.add(name)
         with zipfile.ZipFile(wheels[name]) as wheel:
             inside = next(n for n in wheel.namelist() if n.endswith(".dist-info/RECORD"))
             expected = file_hashes(wheel.read(inside).decode())
@@ -384,6 +390,7 @@ def check_from_wheelhouse(venv: Path, wheels: dict[str, Path]) -> None:
                 f"{name} in the environment is not the wheelhouse's {wheels[name].name} "
                 f"(it came from somewhere else): {', '.join(differing[:5])} differ"
             )
+    return checked
 
 
 def file_hashes(record: str) -> dict[str, str]:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -81,3 +84,32 @@ def test_mentions_and_the_readers_own_packages_are_not_checked(repo: Path) -> No
     assert result.returncode == 0, result.stderr
     assert "not checked: a.md:3" in result.stdout
     assert "0 distinct install lines (0 in the docs)" in result.stdout
+
+
+@pytest.fixture
+def script(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """The script as a module (registered while the test runs: its dataclasses look it up)."""
+    spec = importlib.util.spec_from_file_location("install_lines", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_distribution_of_ours_from_anywhere_but_the_wheelhouse_is_refused(
+    tmp_path: Path, script: ModuleType
+) -> None:
+    record = "parl/__init__.py,sha256=ours,10\nparl_core-0.1.0.dist-info/METADATA,sha256=m,5\n"
+    wheel = tmp_path / "parl_core-0.1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.writestr("parl_core-0.1.0.dist-info/RECORD", record)
+    installed = tmp_path / "venv/lib/python3.11/site-packages/parl_core-0.1.0.dist-info"
+    installed.mkdir(parents=True)
+    check = script.check_from_wheelhouse
+    (installed / "RECORD").write_text(record.replace("sha256=m", "sha256=rewritten"))
+    checked = check(tmp_path / "venv", {"parl-core": wheel})  # the metadata folder may differ
+    assert checked == {"parl-core"}
+    (installed / "RECORD").write_text(record.replace("sha256=ours", "sha256=theirs"))
+    with pytest.raises(RuntimeError, match="not the wheelhouse's parl_core-0.1.0"):
+        check(tmp_path / "venv", {"parl-core": wheel})
