@@ -1,8 +1,9 @@
 """The one entry point for development tasks: ``nox`` runs the CI set, ``nox -l`` lists them.
 
-Default sessions (what CI runs): ``lint``, ``typecheck``, ``tests``, ``browser``, ``packaging``,
-``plugin``, ``examples``, ``docs``. Opt-in: ``bench`` (``nox -s bench -- <ALGO> <ENV>``),
-``ray_examples``.
+Default sessions (what CI runs): ``lint``, ``typecheck``, ``tests``, ``browser``, ``packaging``
+(the wheelhouse, checked, and every install line of the docs installed from it), ``plugin``,
+``examples``, ``docs``. Opt-in: ``bench`` (``nox -s bench -- <ALGO> <ENV>``), ``ray_examples``,
+``wheelhouse`` (the checked wheels and sdists in ``dist/``: what ``.ci/release.yml`` publishes).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import socket
 import subprocess
 import tempfile
 import time
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -51,11 +51,11 @@ PACKAGES = [
     "parl-algos-impala",
     "parl-algos-ac",
 ]
-# Released together and pinned to each other; the rest are plugins.
-NAMESPACE_OWNER = "parl-core"
 EDITABLE = ["-e", "./parl-core[paddle,testing]", *[x for p in PACKAGES[1:] for x in ("-e", p)]]
 PLUGIN_TEMPLATE = ROOT / "examples" / "third_party_plugin"
 SCRIPTS = ROOT / "parl-core" / "tests" / "packaging"
+CI = ROOT / ".ci"
+PADDLE_BUILDS = ["paddlepaddle", "paddlepaddle-gpu"]
 
 
 def install_workspace(session: nox.Session, *extra: str) -> None:
@@ -161,28 +161,65 @@ def install_wheels(session: nox.Session, out: Path, *requirements: str) -> None:
     session.install("--find-links", str(out), *reinstall, *requirements)
 
 
-def check_namespace_ownership(wheels: list[Path]) -> None:
-    for wheel in wheels:
-        names = set(zipfile.ZipFile(wheel).namelist())
-        owns = {"parl/__init__.py", "parl/algorithms/__init__.py"} & names
-        if owns and not wheel.name.startswith(NAMESPACE_OWNER.replace("-", "_")):
-            raise RuntimeError(f"{wheel.name} ships {sorted(owns)}: only parl-core may")
-        if not any(n.endswith("py.typed") for n in names):
-            raise RuntimeError(f"{wheel.name} has no py.typed marker")
+def build_wheelhouse(session: nox.Session, out: Path) -> None:
+    """Build every distribution's sdist and wheel (from the sdist) into ``out``, then check them
+    as a release needs them: ``twine check`` and ``.ci/check_wheelhouse.py`` (licence, namespace
+    ownership, the pins of DESIGN §1). What ``wheelhouse`` publishes and ``packaging`` tests."""
+    shutil.rmtree(out, ignore_errors=True)
+    session.run("uv", "build", "--all-packages", "--out-dir", str(out), external=True)
+    session.install("twine>=6", "packaging>=24", "tomli>=2; python_version < '3.11'")
+    built = sorted(str(p) for pattern in ("*.whl", "*.tar.gz") for p in out.glob(pattern))
+    session.run("twine", "check", "--strict", *built)
+    session.run("python", str(CI / "check_wheelhouse.py"), str(out))
+
+
+@nox.session(default=False)
+def wheelhouse(session: nox.Session) -> None:
+    """Build and check every distribution into ``dist/`` (``-- DIR`` elsewhere): what the
+    release workflow (``.ci/release.yml``) publishes."""
+    build_wheelhouse(session, Path(session.posargs[0] if session.posargs else ROOT / "dist"))
+
+
+# Kept out of the environment of the README's QuickStart command: the `ray` group brings them.
+ONLY_ON_REQUEST = {"ray", "grpcio"}
+
+
+def check_default_environment(session: nox.Session) -> None:
+    """The README's QuickStart command (``uv run``) installs the workspace's default
+    dependencies, as locked: none of ``ONLY_ON_REQUEST`` may be among them."""
+    command = ["uv", "export", "--frozen", "--no-hashes", "--quiet"]
+    exported = session.run(*command, external=True, silent=True) or ""
+    found = {line.split("==")[0] for line in exported.splitlines()} & ONLY_ON_REQUEST
+    if found:
+        session.error(
+            f"`uv run` would install {sorted(found)}: keep them out of the root pyproject's "
+            "dependencies (the `ray` dependency group is where Ray belongs)"
+        )
 
 
 @nox.session
 def packaging(session: nox.Session) -> None:
-    """Build every wheel, check namespace ownership, and use them as a user would.
+    """Build the wheelhouse as a release does, install every documented install line from it,
+    and use the wheels as a user would.
 
-    A fresh venv gets ``parl-core parl-algos-pg`` from the wheels only and runs the
-    registry snippet of the README; then parl-utils is uninstalled to show that parl-core and
-    the registry keep working without it.
+    - the README's QuickStart command (``uv run``) installs no Ray;
+    - ``.ci/tests``: the tests of the two checks below;
+    - ``.ci/install_lines.py``: each distinct ``pip install`` line of the docs in a fresh venv
+      from the wheelhouse (never an index for our names), then what the line promises;
+    - without paddle, ``parl-algos-pg`` is listed and loading it names both paddle builds;
+    - with ``parl-core[paddle]``: the README's registry snippet and the QuickStart example;
+    - without ``parl-utils``: parl-core and the registry keep working.
     """
-    out = Path(session.create_tmp()) / "wheels"
-    wheels = build_wheels(session, [ROOT / p for p in PACKAGES], out)
-    check_namespace_ownership(wheels)
+    check_default_environment(session)
+    out = Path(session.create_tmp()) / "wheelhouse"
+    build_wheelhouse(session, out)
+    session.install("pytest>=8")
+    session.run("pytest", "-p", "no:cacheprovider", "-q", str(CI / "tests"))  # the checks' own
+    session.run("python", str(CI / "install_lines.py"), "--wheelhouse", str(out))
     install_wheels(session, out, "parl-core", "parl-algos-pg")
+    session.run("uv", "pip", "uninstall", *PADDLE_BUILDS, external=True)  # a reused venv's
+    session.run("python", str(SCRIPTS / "without_paddle.py"))
+    install_wheels(session, out, "parl-core[paddle]", "parl-algos-pg")
     session.run("python", str(SCRIPTS / "user_snippet.py"))
     session.chdir(session.create_tmp())
     session.run(

@@ -49,7 +49,19 @@ def test_model_without_paddle_names_the_install() -> None:
         "try:\n    parl.Model\nexcept ImportError as exc:\n    print(exc)\n"
     )
     assert result.returncode == 0, result.stderr
-    assert "pip install 'parl-core[paddle]'" in result.stdout
+    assert "parl.Model needs paddle" in result.stdout
+    assert "paddlepaddle" in result.stdout and "paddlepaddle-gpu" in result.stdout
+
+
+def test_a_family_without_paddle_names_both_paddle_distributions() -> None:
+    result = run_python(
+        "import sys\nsys.modules['paddle'] = None\nimport parl\n"
+        "try:\n    parl.algorithms.get('PolicyGradient')\n"
+        "except parl.core.errors.PluginLoadError as exc:\n    print(exc)\n"
+    )
+    assert result.returncode == 0, result.stderr
+    assert "PolicyGradient (entry point PolicyGradient" in result.stdout
+    assert "paddlepaddle" in result.stdout and "paddlepaddle-gpu" in result.stdout
 
 
 def test_remote_class_without_parl_remote_names_the_install() -> None:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from parl._version import __version__
 from parl.core import prefer_fast_mkl_kernels as _prefer_fast_mkl_kernels
 from parl.core import quiet_paddle as _quiet_paddle
+from parl.core.errors import paddle_missing as _paddle_missing
 from parl.plugins import hookimpl
 
 _prefer_fast_mkl_kernels()
@@ -40,14 +41,15 @@ __all__ = [
     "set_seed",
 ]
 
-# name -> (module, attribute, distribution or extra that provides it)
-_LAZY: dict[str, tuple[str, str, str]] = {
-    "Model": ("parl.core.model", "Model", "parl-core[paddle]"),
-    "Algorithm": ("parl.core.algorithm", "Algorithm", "parl-core[paddle]"),
-    "Agent": ("parl.core.agent", "Agent", "parl-core[paddle]"),
-    "set_seed": ("parl.core.seeding", "set_seed", "parl-core[paddle]"),
-    "remote_class": ("parl.remote", "remote_class", "parl-remote"),
-    "connect": ("parl.remote", "connect", "parl-remote"),
+# name -> (module, attribute): paddle's classes need a paddle build, the distributed API
+# needs parl-remote.
+_LAZY: dict[str, tuple[str, str]] = {
+    "Model": ("parl.core.model", "Model"),
+    "Algorithm": ("parl.core.algorithm", "Algorithm"),
+    "Agent": ("parl.core.agent", "Agent"),
+    "set_seed": ("parl.core.seeding", "set_seed"),
+    "remote_class": ("parl.remote", "remote_class"),
+    "connect": ("parl.remote", "connect"),
 }
 
 _SUBMODULES = {"algorithms", "plugins", "testing", "utils", "env", "remote", "core"}
@@ -55,15 +57,17 @@ _SUBMODULES = {"algorithms", "plugins", "testing", "utils", "env", "remote", "co
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        module_name, attribute, provider = _LAZY[name]
+        module_name, attribute = _LAZY[name]
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
             missing = exc.name or module_name
-            if missing == "parl.remote" or missing.split(".")[0] in {"paddle", "zmq"}:
+            if missing.split(".")[0] == "paddle":
+                raise ImportError(_paddle_missing(f"parl.{name}")) from exc
+            if missing == "parl.remote" or missing.split(".")[0] == "zmq":
                 raise ImportError(
-                    f"parl.{name} needs {provider!r}, which is not installed "
-                    f"(missing module {missing!r}): pip install '{provider}'"
+                    f"parl.{name} needs 'parl-remote', which is not installed "
+                    f"(missing module {missing!r}): pip install 'parl-remote'"
                 ) from exc
             raise
         value = getattr(module, attribute)

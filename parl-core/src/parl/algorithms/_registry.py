@@ -8,7 +8,12 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from parl.core.errors import DuplicateAlgorithmError, PluginLoadError, UnknownAlgorithmError
+from parl.core.errors import (
+    DuplicateAlgorithmError,
+    PluginLoadError,
+    UnknownAlgorithmError,
+    paddle_missing,
+)
 from parl.plugins._entry_points import EntryPoint, entry_points, origin
 
 if TYPE_CHECKING:
@@ -205,7 +210,11 @@ def _load(entry: AlgorithmEntry) -> type[Algorithm]:
         for part in attr.split(".") if attr else []:
             obj = getattr(obj, part)
     except Exception as exc:
-        raise PluginLoadError(f"failed to load {where}: {type(exc).__name__}: {exc}") from exc
+        if isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] == "paddle":
+            message = paddle_missing(f"{entry.name} ({where})")
+        else:
+            message = f"failed to load {where}: {type(exc).__name__}: {exc}"
+        raise PluginLoadError(message) from exc
     validate_algorithm_class(obj, where)
     return obj  # type: ignore[return-value]
 

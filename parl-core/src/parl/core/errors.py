@@ -3,6 +3,19 @@
 from __future__ import annotations
 
 
+def paddle_missing(what: str) -> str:
+    """The message for ``what`` needing paddle when no paddle is installed.
+
+    Either distribution of paddle serves, so the message names both: nothing in PARL requires
+    the CPU wheel by name, which would install it beside a GPU one.
+    """
+    return (
+        f"{what} needs paddle, which is not installed: install the CPU build with "
+        "pip install paddlepaddle (or the extra parl-core[paddle]), or the GPU build "
+        "paddlepaddle-gpu for your CUDA version as paddle's installation guide says"
+    )
+
+
 class ParlError(Exception):
     """Base class of the errors PARL raises on purpose."""
 

@@ -17,6 +17,8 @@ import sys
 from importlib import metadata
 from typing import Any
 
+from parl.core.errors import paddle_missing
+
 __all__ = [
     "MAX_INT32",
     "_HAS_FLUID",
@@ -73,7 +75,7 @@ def get_fluid_version() -> int:
         try:
             version = metadata.version("paddlepaddle-gpu")
         except metadata.PackageNotFoundError:
-            raise ImportError("paddle is not installed: pip install paddlepaddle") from None
+            raise ImportError(paddle_missing("get_fluid_version")) from None
     match = _VERSION_DIGITS.match(version)
     if match is None:
         raise ValueError(f"cannot read paddle's version {version!r}")

@@ -1,0 +1,115 @@
+"""The install-line check finds, parses and refuses lines as documented (no installs here)."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+SCRIPT = Path(__file__).parent.parent / "install_lines.py"
+OURS = ["parl-core", "parl-utils"]
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A repository with two of our distributions and a wheelhouse of their (empty) wheels."""
+    for name in OURS:
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "pyproject.toml").write_text(f'[project]\nname = "{name}"\n')
+        wheel = f"{name.replace('-', '_')}-0.1.0-py3-none-any.whl"
+        (tmp_path / "wheelhouse").mkdir(exist_ok=True)
+        (tmp_path / "wheelhouse" / wheel).touch()
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    return tmp_path
+
+
+def listing(repo: Path, pages: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    for name, text in pages.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    subprocess.run(["git", "add", *pages], cwd=repo, check=True)
+    command = [sys.executable, str(SCRIPT), "--root", str(repo), "--list"]
+    command += ["--wheelhouse", str(repo / "wheelhouse")]
+    return subprocess.run(command, capture_output=True, text=True, timeout=60)
+
+
+def test_identical_lines_count_once_and_only_shell_and_inline_code_count(repo: Path) -> None:
+    result = listing(
+        repo,
+        {
+            "README.md": (
+                '```bash\npip install "./parl-core[paddle]" \\\n    ./parl-utils\n'
+                "pip install parl-utils   # once published\n```\n\n"
+                "```python\n# pip install nothing-here\n```\n\n```text\npip install ./nope\n```\n"
+            ),
+            "docs/page.rst": (
+                "Install it: ``pip install ./parl-utils  ./parl-core[paddle]``.\n\n"
+                ".. code-block:: bash\n\n   pip install -q ./parl-core\n\nProse again.\n"
+            ),
+        },
+    )
+    assert result.returncode == 0, result.stderr
+    assert "3 distinct install lines (4 in the docs)" in result.stdout
+    assert "in README.md:3, docs/page.rst:1" in result.stdout
+    assert "nothing-here" not in result.stdout and "./nope" not in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("pip install parl-core", "no index has it yet"),
+        ("pip install leftpad", "PROMISES in .ci/install_lines.py does not know"),
+        ("pip install --index-url x ./parl-core", "teach OPTIONS in .ci/install_lines.py"),
+        ("pip install ./parl-remote", "not a folder of this repository"),
+    ],
+)
+def test_a_line_the_check_cannot_vouch_for_fails_saying_why(
+    repo: Path, line: str, message: str
+) -> None:
+    result = listing(repo, {"docs/a.md": f"Text.\n\n```sh\n{line}\n```\n"})
+    assert result.returncode == 1
+    assert f"docs/a.md:4: `{line}`" in result.stderr and message in result.stderr
+
+
+def test_mentions_and_the_readers_own_packages_are_not_checked(repo: Path) -> None:
+    result = listing(
+        repo,
+        {"a.md": "Use `pip install -e` or `pip install` here.\n\n`pip install ./my-parl-dqn`\n"},
+    )
+    assert result.returncode == 0, result.stderr
+    assert "not checked: a.md:3" in result.stdout
+    assert "0 distinct install lines (0 in the docs)" in result.stdout
+
+
+@pytest.fixture
+def script(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """The script as a module (registered while the test runs: its dataclasses look it up)."""
+    spec = importlib.util.spec_from_file_location("install_lines", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_distribution_of_ours_from_anywhere_but_the_wheelhouse_is_refused(
+    tmp_path: Path, script: ModuleType
+) -> None:
+    record = "parl/__init__.py,sha256=ours,10\nparl_core-0.1.0.dist-info/METADATA,sha256=m,5\n"
+    wheel = tmp_path / "parl_core-0.1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.writestr("parl_core-0.1.0.dist-info/RECORD", record)
+    installed = tmp_path / "venv/lib/python3.11/site-packages/parl_core-0.1.0.dist-info"
+    installed.mkdir(parents=True)
+    check = script.check_from_wheelhouse
+    (installed / "RECORD").write_text(record.replace("sha256=m", "sha256=rewritten"))
+    checked = check(tmp_path / "venv", {"parl-core": wheel})  # the metadata folder may differ
+    assert checked == {"parl-core"}
+    (installed / "RECORD").write_text(record.replace("sha256=ours", "sha256=theirs"))
+    with pytest.raises(RuntimeError, match="not the wheelhouse's parl_core-0.1.0"):
+        check(tmp_path / "venv", {"parl-core": wheel})
