@@ -230,8 +230,11 @@ class Job:
 
     # ------------------------------------------------------------------ serving
     def _reply(self, identity: bytes, seq: bytes, status: bytes, frames: list[Any]) -> None:
+        """Answer an operation, which is over once its answer leaves: a client that goes after
+        reading it left no call behind (its job exits as an idle one, not as one cut short)."""
         reply = P.reply_frames(seq, status, frames)
         with self.lock:
+            self.busy = False
             P.send_message(self.socket, [identity, *reply])
 
     def serve(self) -> None:
@@ -394,8 +397,8 @@ class Job:
         Exiting at once would close the connection right behind the reply, and a client whose
         socket sees the disconnect before it read the reply loses the reply with the pipe.
         """
-        self._reply(identity, seq, P.REPLY_ERROR, frames)
         self.failed_at = time.monotonic()
+        self._reply(identity, seq, P.REPLY_ERROR, frames)
 
     def _user_error(self, identity: bytes, seq: bytes, exc: BaseException) -> None:
         """The actor raised: log the traceback, tell the worker (for the monitor) and the caller."""
