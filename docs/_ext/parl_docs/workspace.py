@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import builtins
 import os
 import shutil
 import subprocess
@@ -94,6 +95,9 @@ class PageRun:
             os.chdir(cwd)
             os.environ.clear()
             os.environ.update(environ)
+            # A ``>>>`` example's value is left in ``builtins._`` (doctest's display hook), where
+            # the next page would find it: a tuple holding a list there breaks importing tyro.
+            builtins.__dict__.pop("_", None)
             workspace.remove()
 
 
