@@ -36,9 +36,7 @@ class EvolutionContract(AlgorithmContract):
 
     def make_agent(self, seed, **config):
         parl.set_seed(seed)
-        algorithm = self.algorithm_class(
-            LinearModel(4, 4), seed=seed, **{**self.options, **config}
-        )
+        algorithm = self.algorithm_class(LinearModel(4, 4), seed=seed, **{**self.options, **config})
         return ESAgent(algorithm, gym.spaces.Discrete(4))
 
     def train(self, agent, env, steps, seed):
@@ -159,7 +157,9 @@ class TestGAContract(EvolutionContract):
             ),
             BadInput(
                 "a slot told twice",
-                lambda: agent.update([SamplingRecord(0, 1, agent.alg.generation)] * 16, np.zeros(16)),
+                lambda: agent.update(
+                    [SamplingRecord(0, 1, agent.alg.generation)] * 16, np.zeros(16)
+                ),
                 ValueError,
                 "every one of the 16 candidates exactly once",
             ),

@@ -170,3 +170,10 @@ class CMAES(EvolutionAlgorithm):
         self.population = arrays["population"].copy()
         self.generation = int(scalars["generation"])
         self._asked = bool(scalars["asked"])
+        self.strategy._flgtelldone = not self._asked  # cma refuses a tell without an ask
+        if self._asked:  # as ask() does: tell takes samples it knows as they are
+            for sample in self.population:
+                self.strategy.sent_solutions.insert(
+                    sample, geno=sample.copy(), iteration=self.strategy.countiter
+                )
+        self.flat.set(self.strategy.mean)  # the model holds the mean, as after every tell
