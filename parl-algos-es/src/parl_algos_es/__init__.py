@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from parl_algos_es.es import ES, ESConfig
     from parl_algos_es.flat import FlatParameters
     from parl_algos_es.ga import GA, GAConfig
+    from parl_algos_es.harness import EvolutionHarness, GenerationTimeoutError
     from parl_algos_es.noise import SharedNoiseTable, shared_noise_table
     from parl_algos_es.obs_stats import ObservationMoments, ObservationStats
     from parl_algos_es.optimizers import SGD, Adam, FlatOptimizer, Momentum, make_optimizer
@@ -36,9 +37,11 @@ __all__ = [
     "ESAgent",
     "ESConfig",
     "EvolutionAlgorithm",
+    "EvolutionHarness",
     "FlatOptimizer",
     "FlatParameters",
     "GAConfig",
+    "GenerationTimeoutError",
     "Momentum",
     "ObservationMoments",
     "ObservationStats",
@@ -59,6 +62,8 @@ _MODULES = {
     "FlatParameters": "flat",
     "GA": "ga",
     "GAConfig": "ga",
+    "EvolutionHarness": "harness",
+    "GenerationTimeoutError": "harness",
     "SharedNoiseTable": "noise",
     "shared_noise_table": "noise",
     "ObservationMoments": "obs_stats",

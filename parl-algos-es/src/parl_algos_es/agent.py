@@ -147,9 +147,15 @@ class ESAgent(parl.Agent):
         self.perturb(record)
         return record
 
-    def perturb(self, record: SamplingRecord) -> None:
-        """Act with the candidate ``record`` names (e.g. one a learner sent to this actor)."""
-        self._candidate.set(self.alg.candidate(record))
+    def perturb(self, record: SamplingRecord, parameters: ArrayLike | None = None) -> None:
+        """Act with the candidate ``record`` names (e.g. one a learner sent to this actor).
+
+        Args:
+            record: the candidate.
+            parameters: its flat parameters when this agent's algorithm cannot rebuild them
+                (a CMA-ES or GA candidate on an actor); ES rebuilds them from the noise table.
+        """
+        self._candidate.set(self.alg.candidate(record) if parameters is None else parameters)
         self.record = record
 
     def remove_noise(self) -> None:
