@@ -172,9 +172,25 @@ def test_remote_actors_match_the_local_run_through_two_deaths(embedded):
     # Returns depend only on the records and their env seeds: the same search as locally.
     np.testing.assert_array_equal(harness.agent.alg.flat.get(), local.agent.alg.flat.get())
     assert [r.stats for r in results] == [r.stats for r in local_results]
+
+    # Async: update on the first 4 returns; actors keep evaluating meanwhile.
+    harness.mode, harness.results_per_update = "async", 4
+    steps = harness.agent.alg.optimizer.steps
+    updates = harness.train(6)
+    assert harness.agent.alg.optimizer.steps == steps + 6
+    assert all(u.env_steps >= 4 * 10 for u in updates)
+    assert set().union(*(u.contributors for u in updates)) == set(harness.actor_pids.values())
+    assert not np.array_equal(harness.agent.alg.flat.get(), local.agent.alg.flat.get())
     pids = list(harness.actor_pids.values())
     harness.close()
     wait_for(lambda: gone(pids), 20, "the released actors' processes to exit")
+
+
+def test_async_needs_es_and_remote_actors():
+    parl.set_seed(0)
+    for agent, actors in ((make_cmaes_agent(), 2), (make_es_agent(), 0)):
+        with pytest.raises(ValueError, match="mode='async' needs ES"):
+            EvolutionHarness(agent, make_es_agent, "CartPole-v1", num_actors=actors, mode="async")
 
 
 @pytest.mark.slow

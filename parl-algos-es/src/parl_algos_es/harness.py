@@ -16,11 +16,12 @@ results after ``generation_timeout_s`` is a :class:`GenerationTimeoutError`, nev
 
 from __future__ import annotations
 
+import itertools
 import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import parl
 from parl.core.validation import non_negative_int, positive_int
@@ -119,8 +120,14 @@ class EvaluationActor:
         records: Sequence[SamplingRecord],
         candidates: np.ndarray | None,
         seeds: Sequence[int],
+        solution: tuple[np.ndarray, ObservationMoments | None] | None = None,
     ) -> Evaluation:
-        """Play each record's episodes (env seeded with ``seeds[i]``) and return the returns."""
+        """Play each record's episodes (env seeded with ``seeds[i]``) and return the returns.
+
+        ``solution``: the learner's new solution, sent with the first batch after it changed.
+        """
+        if solution is not None:
+            self.set_solution(*solution)
         returns, steps = np.empty(len(records)), 0
         for i, record in enumerate(records):
             self.agent.perturb(record, None if candidates is None else candidates[i])
@@ -147,13 +154,17 @@ class GenerationResult:
     wall_s: float
     learner_s: float
     """Of ``wall_s``, the time the learner spent asking, telling and merging."""
+    contributors: set[int]
+    """Process ids of the actors whose returns were told."""
 
 
 @dataclass
 class _Batch:
-    """Records handed to one actor in one call, and where their returns go."""
+    """Records handed to one actor in one call."""
 
-    start: int
+    order: int
+    """Batches are told in the order they were made (a deterministic sum, whatever arrived
+    first)."""
     records: list[SamplingRecord]
     candidates: np.ndarray | None
     seeds: list[int]
@@ -162,16 +173,25 @@ class _Batch:
 class EvolutionHarness:
     """Trains an :class:`ESAgent` (ES, CMA-ES or GA) with actors on a cluster.
 
+    Synchronous (``mode="sync"``, :meth:`run_generation`): every candidate of a generation is
+    evaluated, then the algorithm is told. Asynchronous (``mode="async"``, ES only, EvoKit's
+    "async"): actors never wait; the learner updates as soon as ``results_per_update`` returns
+    arrived, whatever solution they were evaluated around, and actors get the new solution
+    with their next batch.
+
     Args:
         agent: the learner's agent.
         make_agent: a picklable function building the same agent, for the actors.
         make_env: a gymnasium id or a picklable function returning one env.
-        num_actors: remote actors; 0 evaluates in the learner's process (no cluster).
+        num_actors: remote actors; 0 evaluates in the learner's process (no cluster, sync).
+        mode: ``"sync"`` or ``"async"``.
+        results_per_update: async: the returns an update waits for (whole ES pairs); None:
+            the algorithm's population.
         episodes_per_candidate: episodes averaged into one candidate's return.
         records_per_call: records in one actor call; None shares a generation out in about
             four calls per actor (small enough to re-issue cheaply, large enough to pay the
             call's overhead once per several episodes).
-        generation_timeout_s: the longest a generation may take before
+        generation_timeout_s: the longest a generation (or an async update) may take before
             :class:`GenerationTimeoutError`.
         address: a cluster address for ``parl.connect`` (``"host:port"``, ``"ray"``, …); None
             starts (or reuses) an embedded xparl cluster with one CPU per actor.
@@ -192,6 +212,8 @@ class EvolutionHarness:
         make_env: str | Callable[[], gym.Env],
         *,
         num_actors: int = 2,
+        mode: Literal["sync", "async"] = "sync",
+        results_per_update: int | None = None,
         episodes_per_candidate: int = 1,
         records_per_call: int | None = None,
         generation_timeout_s: float = 600.0,
@@ -207,6 +229,12 @@ class EvolutionHarness:
         self.make_agent = make_agent
         self.make_env = make_env
         self.num_actors = non_negative_int("num_actors", num_actors)
+        self.mode = self._check_mode(mode)
+        self.results_per_update = (
+            None
+            if results_per_update is None
+            else positive_int("results_per_update", results_per_update)
+        )
         self.episodes = positive_int("episodes_per_candidate", episodes_per_candidate)
         self.records_per_call = (
             None if records_per_call is None else positive_int("records_per_call", records_per_call)
@@ -216,12 +244,28 @@ class EvolutionHarness:
         self.distributed_files = distributed_files
         self.seed = seed
         self.generation = 0
+        """Updates made so far."""
         self.replaced = 0
         """Actors replaced after their process died."""
         self.actor_pids: dict[int, int] = {}
         """Process id of each live remote actor, by slot."""
         self._actors: dict[int, Any] = {}
+        self._briefed: dict[int, int] = {}
+        """The generation whose solution each actor holds."""
+        self._running: dict[int, tuple[_Batch, Any]] = {}
+        self._order = itertools.count()
+        self._connected = False
         self._local: EvaluationActor | None = None
+
+    def _check_mode(self, mode: str) -> Literal["sync", "async"]:
+        if mode not in ("sync", "async"):
+            raise ValueError(f"mode must be 'sync' or 'async', got {mode!r}")
+        if mode == "async" and (not isinstance(self.agent.alg, ES) or self.num_actors == 0):
+            raise ValueError(
+                "mode='async' needs ES (CMA-ES and GA tell whole generations) and remote "
+                "actors (num_actors >= 1)"
+            )
+        return mode  # type: ignore[return-value]
 
     # -- actors -----------------------------------------------------------------------------------
 
@@ -232,20 +276,21 @@ class EvolutionHarness:
                 self._check_actor_agent(local.describe())
                 self._local = local
             return
-        if not self._actors:
+        if not self._connected:
             cpu_num = None if self.address else self.num_actors
             parl.connect(self.address, self.distributed_files, cpu_num=cpu_num)
+            self._connected = True
         for slot in range(self.num_actors):
             if slot not in self._actors:
                 self._spawn(slot, deadline)
 
-    def _spawn(self, slot: int, deadline: float) -> Any:
+    def _spawn(self, slot: int, deadline: float) -> None:
         seed = self.seed + 1000 * (slot + 1) + self.replaced
         actor = _RemoteEvaluationActor(self.make_agent, self.make_env, self.episodes, seed)
         self.actor_pids[slot] = self._get(actor.pid(), deadline, "starting an actor")
         self._check_actor_agent(self._get(actor.describe(), deadline, "starting an actor"))
         self._actors[slot] = actor
-        return actor
+        self._briefed[slot] = -1
 
     def _check_actor_agent(self, actors: dict[str, Any]) -> None:
         learner = describe(self.agent)
@@ -255,19 +300,6 @@ class EvolutionHarness:
                 f"make_agent builds an agent whose {', '.join(different)} differ from the "
                 f"learner's: {actors} vs {learner}; build both with the same function"
             )
-
-    def _replace(self, slot: int, solution: tuple[np.ndarray, Any], deadline: float) -> None:
-        """Start a new actor in ``slot`` (its predecessor's process died) and brief it."""
-        from parl.remote import ActorDiedError
-
-        self._actors.pop(slot, None)
-        self.actor_pids.pop(slot, None)
-        self.replaced += 1
-        actor = self._spawn(slot, deadline)
-        try:
-            self._get(actor.set_solution(*solution), deadline, "sending the solution")
-        except ActorDiedError:
-            self._replace(slot, solution, deadline)
 
     def _get(self, future: Any, deadline: float, what: str) -> Any:
         """The future's result, or :class:`GenerationTimeoutError` once ``deadline`` passed."""
@@ -286,20 +318,27 @@ class EvolutionHarness:
 
     def close(self) -> None:
         """Release every actor (their jobs end); the harness can start new ones later."""
+        self._running.clear()
         self._actors.clear()
+        self._briefed.clear()
         self.actor_pids.clear()
         self._local = None
 
-    # -- one generation ----------------------------------------------------------------------------
+    # -- handing out batches ---------------------------------------------------------------------
+
+    def _solution(self) -> tuple[np.ndarray, ObservationMoments | None]:
+        stats = self.agent.obs_stats
+        return self.agent.alg.flat.get(), stats.moments() if stats is not None else None
 
     def _batches(self, records: list[SamplingRecord]) -> list[_Batch]:
         alg = self.agent.alg
         candidates = None if isinstance(alg, ES) else np.stack([alg.candidate(r) for r in records])
         size = self.records_per_call or max(1, -(-len(records) // (4 * max(self.num_actors, 1))))
+        size += size % 2 if isinstance(alg, ES) else 0  # keep antithetic pairs together
         seeds = [episode_seed(self.seed, self.generation, r) for r in records]
         return [
             _Batch(
-                start,
+                next(self._order),
                 records[start : start + size],
                 None if candidates is None else candidates[start : start + size],
                 seeds[start : start + size],
@@ -307,54 +346,61 @@ class EvolutionHarness:
             for start in range(0, len(records), size)
         ]
 
-    def _brief(self, solution: tuple[np.ndarray, Any], deadline: float) -> None:
-        """Send every actor the generation's solution (the one broadcast of parameters)."""
-        from parl.remote import ActorDiedError
+    def _issue(self, slot: int, batch: _Batch) -> None:
+        """Send ``batch`` to an actor, with the current solution if it does not hold it yet."""
+        solution = self._solution() if self._briefed[slot] != self.generation else None
+        future = self._actors[slot].evaluate(batch.records, batch.candidates, batch.seeds, solution)
+        self._briefed[slot] = self.generation
+        self._running[slot] = (batch, future)
 
-        briefed = {slot: actor.set_solution(*solution) for slot, actor in self._actors.items()}
-        for slot, future in briefed.items():
-            try:
-                self._get(future, deadline, "sending the solution")
-            except ActorDiedError:
-                self._replace(slot, solution, deadline)
-
-    def _evaluate_remotely(
-        self, batches: list[_Batch], solution: tuple[np.ndarray, Any], deadline: float
+    def _collect(
+        self,
+        waiting: list[_Batch],
+        wanted: int,
+        deadline: float,
+        refill: Callable[[], list[_Batch]] | None = None,
     ) -> list[tuple[_Batch, Evaluation]]:
+        """Keep every actor busy with ``waiting`` batches (then ``refill``'s) until results for
+        ``wanted`` records came back; a batch of an actor that died is handed out again."""
         from parl.remote import ActorDiedError, FutureObjectEmpty
 
-        self._brief(solution, deadline)
-        waiting, done = list(batches), []
-        running: dict[int, tuple[_Batch, Any]] = {}
-        while waiting or running:
-            for slot, actor in self._actors.items():
-                if slot not in running and waiting:
-                    batch = waiting.pop(0)
-                    future = actor.evaluate(batch.records, batch.candidates, batch.seeds)
-                    running[slot] = (batch, future)
-            for slot, (batch, future) in list(running.items()):
+        done: list[tuple[_Batch, Evaluation]] = []
+        while sum(len(b.records) for b, _ in done) < wanted:
+            self._start(deadline)
+            for slot in self._actors:
+                if slot not in self._running:
+                    if not waiting and refill is not None:
+                        waiting.extend(refill())
+                    if waiting:
+                        self._issue(slot, waiting.pop(0))
+            for slot, (batch, future) in list(self._running.items()):
                 try:
-                    done.append((batch, future.get(timeout=_POLL_S / len(running))))
+                    done.append((batch, future.get(timeout=_POLL_S / len(self._running))))
                 except FutureObjectEmpty:
                     continue
                 except ActorDiedError:
                     waiting.insert(0, batch)
-                    self._replace(slot, solution, deadline)
-                del running[slot]
-            if time.monotonic() > deadline and (waiting or running):
-                missing = sum(len(b.records) for b in waiting) + sum(
-                    len(b.records) for b, _ in running.values()
-                )
+                    self._actors.pop(slot)
+                    self.actor_pids.pop(slot)
+                    self.replaced += 1
+                del self._running[slot]
+            if time.monotonic() > deadline:
+                missing = wanted - sum(len(b.records) for b, _ in done)
+                busy = sorted(self._running)
+                if self.mode == "sync":  # their results belong to this generation only
+                    self._running.clear()
                 raise GenerationTimeoutError(
-                    f"generation {self.generation}: {missing} of "
-                    f"{sum(len(b.records) for b in batches)} candidates had no result after "
-                    f"{self.timeout_s:g} s (actors busy: {sorted(running)}); raise "
+                    f"generation {self.generation}: {missing} of {wanted} candidates had no "
+                    f"result after {self.timeout_s:g} s (actors busy: {busy}); raise "
                     "generation_timeout_s or look at the actors' logs"
                 )
         return done
 
+    # -- updates ---------------------------------------------------------------------------------
+
     def run_generation(self) -> GenerationResult:
-        """Ask, evaluate every candidate on the actors, tell: one generation.
+        """One update: sync, ask a generation, evaluate all of it, tell; async, tell whatever
+        ``results_per_update`` returns arrived first.
 
         Raises:
             GenerationTimeoutError: results were missing after ``generation_timeout_s``; the
@@ -363,25 +409,26 @@ class EvolutionHarness:
         start = time.perf_counter()
         deadline = time.monotonic() + self.timeout_s
         self._start(deadline)
-        records = self.agent.alg.ask()
-        batches = self._batches(records)
-        obs_stats = self.agent.obs_stats
-        solution = (self.agent.alg.flat.get(), obs_stats.moments() if obs_stats else None)
-        learner_s = time.perf_counter() - start
-        if self._local is not None:
-            self._local.set_solution(*solution)
-            answers = [(b, self._local.evaluate(b.records, b.candidates, b.seeds)) for b in batches]
+        alg = self.agent.alg
+        if self.mode == "async":
+            population = alg.config.population_size  # type: ignore[attr-defined]  # ES's
+            per_call = self.records_per_call or 2 * max(1, population // 8)
+            wanted = self.results_per_update or population
+            learner_s = time.perf_counter() - start
+            answers = self._collect([], wanted, deadline, lambda: self._batches(alg.ask(per_call)))
         else:
-            answers = self._evaluate_remotely(batches, solution, deadline)
+            batches = self._batches(alg.ask())
+            wanted = sum(len(b.records) for b in batches)
+            learner_s = time.perf_counter() - start
+            if self._local is not None:
+                self._local.set_solution(*self._solution())
+                answers = [
+                    (b, self._local.evaluate(b.records, b.candidates, b.seeds)) for b in batches
+                ]
+            else:
+                answers = self._collect(batches, wanted, deadline)
         tell_start = time.perf_counter()
-        returns = np.empty(len(records))
-        for batch, evaluation in answers:
-            returns[batch.start : batch.start + len(batch.records)] = evaluation.returns
-        stats = self.agent.update(records, returns)
-        moments = [e.obs_moments for _, e in answers if e.obs_moments is not None]
-        if moments:
-            self.agent.merge_observation_moments(moments)
-        self.generation += 1
+        stats = self._tell(answers)
         end = time.perf_counter()
         return GenerationResult(
             generation=self.generation,
@@ -389,14 +436,26 @@ class EvolutionHarness:
             env_steps=sum(e.env_steps for _, e in answers),
             wall_s=end - start,
             learner_s=learner_s + (end - tell_start),
+            contributors={e.pid for _, e in answers},
         )
+
+    def _tell(self, answers: list[tuple[_Batch, Evaluation]]) -> dict[str, float]:
+        answers = sorted(answers, key=lambda answer: answer[0].order)
+        records = [r for batch, _ in answers for r in batch.records]
+        returns = np.concatenate([evaluation.returns for _, evaluation in answers])
+        stats = self.agent.update(records, returns)
+        moments = [e.obs_moments for _, e in answers if e.obs_moments is not None]
+        if moments:
+            self.agent.merge_observation_moments(moments)
+        self.generation += 1
+        return stats
 
     def train(
         self,
         generations: int,
         on_generation: Callable[[GenerationResult], None] | None = None,
     ) -> list[GenerationResult]:
-        """Run ``generations`` generations; ``on_generation`` sees each result (e.g. to log)."""
+        """Run ``generations`` updates; ``on_generation`` sees each result (e.g. to log)."""
         results = []
         for _ in range(positive_int("generations", generations)):
             results.append(self.run_generation())
