@@ -406,6 +406,7 @@ class EvolutionHarness:
             GenerationTimeoutError: results were missing after ``generation_timeout_s``; the
                 algorithm was not updated.
         """
+        self._check_mode(self.mode)  # the attribute may have been switched since __init__
         start = time.perf_counter()
         deadline = time.monotonic() + self.timeout_s
         self._start(deadline)
