@@ -50,6 +50,7 @@ PACKAGES = [
     "parl-algos-dqn",
     "parl-algos-impala",
     "parl-algos-ac",
+    "parl-algos-es",
 ]
 EDITABLE = ["-e", "./parl-core[paddle,testing]", *[x for p in PACKAGES[1:] for x in ("-e", p)]]
 PLUGIN_TEMPLATE = ROOT / "examples" / "third_party_plugin"
@@ -137,6 +138,7 @@ def typecheck(session: nox.Session) -> None:
         "parl_algos_dqn",
         "parl_algos_impala",
         "parl_algos_ac",
+        "parl_algos_es",
     ]
     session.run("mypy", *(arg for package in packages for arg in ("-p", package)))
 

@@ -28,6 +28,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "parl-algos-pg": ("PolicyGradient", "PPO"),
     "parl-algos-ac": ("A2C", "DDPG", "TD3", "SAC"),
     "parl-algos-impala": ("IMPALA",),
+    "parl-algos-es": ("ES", "CMAES", "GA"),
 }
 # PARL 2.x algorithms that no family ships (yet), with the family they would belong to.
 PARL2_ONLY: dict[str, str] = {

@@ -1,0 +1,296 @@
+"""``ESAgent``: EvoKit's sampling/update workflow for ES, CMA-ES and GA on a ``parl.Model``."""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections import deque
+from collections.abc import Sequence
+from typing import Any
+
+import parl
+from parl.core.errors import CheckpointError
+from parl.core.random_states import capture_bit_generator_state, check_bit_generator_state
+from parl.core.tensor_files import read_tensor_file, write_tensor_file
+
+import gymnasium as gym
+import numpy as np
+import paddle
+from numpy.typing import ArrayLike
+
+from parl_algos_es.base import EvolutionAlgorithm
+from parl_algos_es.flat import FlatParameters
+from parl_algos_es.obs_stats import ObservationMoments, ObservationStats
+from parl_algos_es.records import SamplingRecord
+
+__all__ = ["SOLVER_FORMAT", "ESAgent"]
+
+SOLVER_FORMAT = "parl_algos_es.solver"
+_SOLVER_VERSION = 1
+_ARRAY_PREFIX = "solver/"
+
+
+class ESAgent(parl.Agent):
+    """Acts with the current solution or a sampled candidate, and updates from their returns.
+
+    EvoKit's workflow: :meth:`add_noise` draws the next candidate and makes the agent act
+    with it (it returns the candidate's :class:`~parl_algos_es.records.SamplingRecord`), the
+    caller runs episodes with :meth:`predict` and notes the return, and
+    :meth:`update` hands the records and returns to the algorithm. A remote actor that received
+    records evaluates each after :meth:`perturb`. :meth:`remove_noise` goes back to the current
+    solution, which ``alg.model`` always holds (the candidate lives in a copy of the model).
+
+    With ``normalize_observations``, :meth:`predict` normalises observations with running
+    statistics (:class:`~parl_algos_es.obs_stats.ObservationStats`); observations seen while a
+    candidate is active are counted apart and merged at the next :meth:`update` (or sent to a
+    learner: :meth:`take_observation_moments`, :meth:`merge_observation_moments`), so that the
+    statistics stay fixed within a generation.
+
+    Args:
+        algorithm: an :class:`~parl_algos_es.es.ES`, ``CMAES`` or ``GA``.
+        action_space: maps the model's output to actions: ``Discrete`` → argmax, ``Box`` →
+            clipped to its bounds; ``None`` returns the output as it is.
+        observation_shape: shape of one observation; without it observations are vectors.
+        normalize_observations: keep running statistics and normalise with them.
+
+    Examples:
+        >>> from parl.testing import LinearModel
+        >>> from parl_algos_es import ES
+        >>> agent = ESAgent(ES(LinearModel(4, 2), seed=0, noise_table_size=10_000,
+        ...                    population_size=2), gym.spaces.Discrete(2))
+        >>> obs = np.ones(4, np.float32)
+        >>> records = [agent.add_noise(), agent.add_noise()]
+        >>> returns = [float(agent.predict(obs) == 1) for _ in records]
+        >>> stats = agent.update(records, returns)
+    """
+
+    alg: EvolutionAlgorithm
+    checkpoint_state = ("obs_mean", "obs_var", "obs_count")
+
+    def __init__(
+        self,
+        algorithm: EvolutionAlgorithm,
+        action_space: gym.Space | None = None,
+        *,
+        observation_shape: Sequence[int] | None = None,
+        normalize_observations: bool = False,
+    ) -> None:
+        if not isinstance(algorithm, EvolutionAlgorithm):
+            raise TypeError(
+                f"ESAgent needs an ES, CMAES or GA algorithm, got {type(algorithm).__name__}"
+            )
+        if action_space is not None and not isinstance(
+            action_space, (gym.spaces.Discrete, gym.spaces.Box)
+        ):
+            raise TypeError(
+                f"action_space must be a gymnasium Discrete or Box space or None, got "
+                f"{action_space!r}"
+            )
+        if normalize_observations and observation_shape is None:
+            raise ValueError(
+                "normalize_observations needs observation_shape, e.g. env.observation_space.shape"
+            )
+        super().__init__(algorithm)
+        self.action_space = action_space
+        self.observation_shape = None if observation_shape is None else tuple(observation_shape)
+        self.obs_stats: ObservationStats | None = None
+        self.new_obs_stats: ObservationStats | None = None
+        if self.observation_shape is not None and normalize_observations:
+            self.obs_stats = ObservationStats(self.observation_shape)
+            self.new_obs_stats = ObservationStats(self.observation_shape)
+        self.record: SamplingRecord | None = None
+        self._candidate = FlatParameters(copy.deepcopy(algorithm.flat.model))
+        self._queue: deque[SamplingRecord] = deque()
+
+    # -- acting -----------------------------------------------------------------------------------
+
+    def predict(self, obs: ArrayLike) -> Any:
+        """The action(s) of the active candidate, or of the current solution when none is.
+
+        Takes one observation or a batch; returns one action or ``[B]``/``[B, act_dim]``.
+        """
+        array = np.asarray(obs, dtype=np.float32)
+        obs_ndim = len(self.observation_shape) if self.observation_shape is not None else 1
+        single = array.ndim == obs_ndim
+        batch = array[None] if single else array
+        if self.obs_stats is not None:
+            if self.record is not None:
+                self.new_obs_stats.update(batch)  # type: ignore[union-attr]
+            batch = self.obs_stats.normalize(batch)
+        model = self._candidate.model if self.record is not None else self.alg.model
+        with paddle.no_grad():
+            output = model(paddle.to_tensor(batch)).numpy()  # type: ignore[misc]
+        actions = self._to_actions(output)
+        return actions[0] if single else actions
+
+    def _to_actions(self, output: np.ndarray) -> np.ndarray:
+        if isinstance(self.action_space, gym.spaces.Discrete):
+            return output.argmax(axis=-1) + self.action_space.start
+        if isinstance(self.action_space, gym.spaces.Box):
+            return np.clip(output, self.action_space.low, self.action_space.high).astype(np.float32)
+        return output
+
+    def sample(self, obs: ArrayLike) -> Any:
+        """Same as :meth:`predict`: evolution strategies explore in parameter space."""
+        return self.predict(obs)
+
+    # -- EvoKit's sampling and update ----------------------------------------------------------
+
+    def add_noise(self) -> SamplingRecord:
+        """Draw the next candidate of this generation, act with it, and return its record.
+
+        ES: consecutive calls give the two sides of an antithetic pair.
+        """
+        if not self._queue:
+            self._queue.extend(self.alg.ask())
+        record = self._queue.popleft()
+        self.perturb(record)
+        return record
+
+    def perturb(self, record: SamplingRecord, parameters: ArrayLike | None = None) -> None:
+        """Act with the candidate ``record`` names (e.g. one a learner sent to this actor).
+
+        Args:
+            record: the candidate.
+            parameters: its flat parameters when this agent's algorithm cannot rebuild them
+                (a CMA-ES or GA candidate on an actor); ES rebuilds them from the noise table.
+        """
+        self._candidate.set(self.alg.candidate(record) if parameters is None else parameters)
+        self.record = record
+
+    def remove_noise(self) -> None:
+        """Act with the current solution again."""
+        self.record = None
+
+    def update(self, records: Sequence[SamplingRecord], rewards: ArrayLike) -> dict[str, float]:
+        """Give the candidates' returns to the algorithm; the agent then acts with the new
+        solution. Returns the algorithm's statistics (``reward_mean``, …)."""
+        self.remove_noise()
+        stats = self.alg.tell(list(records), rewards)
+        self._queue.clear()
+        if self.new_obs_stats is not None:
+            self.merge_observation_moments([self.take_observation_moments()])
+        return stats
+
+    def learn(self, records: Sequence[SamplingRecord], rewards: ArrayLike) -> dict[str, float]:
+        """PARL's name for :meth:`update`."""
+        return self.update(records, rewards)
+
+    # -- observation statistics ----------------------------------------------------------------
+
+    def take_observation_moments(self) -> ObservationMoments:
+        """The statistics of the observations counted since the last call, then forget them."""
+        if self.new_obs_stats is None:
+            raise RuntimeError("this agent does not normalise observations")
+        moments = self.new_obs_stats.moments()
+        self.new_obs_stats = ObservationStats(self.new_obs_stats.shape)
+        return moments
+
+    def merge_observation_moments(self, moments: Sequence[ObservationMoments]) -> None:
+        """Merge actors' :meth:`take_observation_moments` into the normalising statistics."""
+        if self.obs_stats is None:
+            raise RuntimeError("this agent does not normalise observations")
+        for item in moments:
+            self.obs_stats.merge(item)
+
+    @property
+    def obs_mean(self) -> np.ndarray:
+        """Mean of the normalising statistics (empty without normalisation; for checkpoints)."""
+        return self.obs_stats.moments().mean if self.obs_stats is not None else np.zeros(0)
+
+    @obs_mean.setter
+    def obs_mean(self, value: np.ndarray) -> None:
+        if self.obs_stats is not None:
+            self.obs_stats.running.mean = np.array(value, dtype=np.float64)
+
+    @property
+    def obs_var(self) -> np.ndarray:
+        """Variance of the normalising statistics (empty without normalisation)."""
+        return self.obs_stats.moments().var if self.obs_stats is not None else np.zeros(0)
+
+    @obs_var.setter
+    def obs_var(self, value: np.ndarray) -> None:
+        if self.obs_stats is not None:
+            self.obs_stats.running.var = np.array(value, dtype=np.float64)
+
+    @property
+    def obs_count(self) -> float:
+        """Observations counted in the normalising statistics."""
+        return self.obs_stats.count if self.obs_stats is not None else 0.0
+
+    @obs_count.setter
+    def obs_count(self, value: float) -> None:
+        if self.obs_stats is not None:
+            self.obs_stats.running.count = float(value)
+
+    # -- solver files --------------------------------------------------------------------------
+
+    def save_solver(self, path: str | os.PathLike[str]) -> None:
+        """Save the search state (optimizer moments, CMA state or GA population, and the
+        sampling generator) atomically to a safetensors file; the model is saved by
+        :meth:`save`."""
+        arrays, scalars = self.alg.solver_state()
+        metadata = {
+            "format": SOLVER_FORMAT,
+            "version": _SOLVER_VERSION,
+            "algorithm": type(self.alg).__qualname__,
+            "model": self.alg.model_fingerprint(),
+            "config": self.alg.config.model_dump(mode="json"),
+            "scalars": scalars,
+            "rng": capture_bit_generator_state(self.alg.rng),
+        }
+        write_tensor_file(path, {_ARRAY_PREFIX + k: v for k, v in arrays.items()}, metadata)
+
+    def load_solver(self, path: str | os.PathLike[str]) -> None:
+        """Load a file written by :meth:`save_solver`, checking all of it before applying it.
+
+        Raises:
+            CheckpointError: the file is missing, truncated, not a solver file, of a newer
+                version, from another algorithm or another model, or any entry does not fit;
+                nothing is changed then.
+        """
+        where = repr(str(path))
+        loaded = read_tensor_file(path)
+        meta = loaded.metadata
+        if meta.get("format") != SOLVER_FORMAT:
+            raise CheckpointError(
+                f"{where} is not a solver file (format {meta.get('format')!r}); write one with "
+                "ESAgent.save_solver"
+            )
+        if not isinstance(meta.get("version"), int) or meta["version"] > _SOLVER_VERSION:
+            raise CheckpointError(
+                f"{where} has solver format version {meta.get('version')!r}; this parl-algos-es "
+                f"reads up to {_SOLVER_VERSION}: upgrade it"
+            )
+        algorithm = type(self.alg).__qualname__
+        if meta.get("algorithm") != algorithm:
+            raise CheckpointError(
+                f"{where} holds the state of a {meta.get('algorithm')} solver, not of this "
+                f"agent's {algorithm}"
+            )
+        fingerprint = self.alg.model_fingerprint()
+        if meta.get("model") != fingerprint:
+            raise CheckpointError(
+                f"{where} was saved for another model: {meta.get('model')}, but this agent's "
+                f"model is {fingerprint}; load it into an agent built on the same model"
+            )
+        arrays = {
+            k.removeprefix(_ARRAY_PREFIX): v
+            for k, v in loaded.tensors.items()
+            if k.startswith(_ARRAY_PREFIX)
+        }
+        if len(arrays) != len(loaded.tensors):
+            raise CheckpointError(f"{where} holds arrays that are not solver state")
+        scalars = meta.get("scalars")
+        if not isinstance(scalars, dict):
+            raise CheckpointError(f"{where} has no solver numbers")
+        try:
+            apply = self.alg.plan_solver_restore(arrays, scalars, where)
+        except ValueError as exc:
+            raise CheckpointError(str(exc)) from exc
+        name = type(self.alg.rng.bit_generator).__name__
+        rng_state = check_bit_generator_state(meta.get("rng"), name, f"{where}'s generator state")
+        apply()
+        self.alg.rng.bit_generator.state = rng_state
+        self.remove_noise()
+        self._queue.clear()
