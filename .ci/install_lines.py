@@ -73,6 +73,7 @@ PROMISES: dict[str, list[str | tuple[str, ...]]] = {
     "parl-algos-ac": [family("A2C", "DDPG", "TD3", "SAC")],
     "parl-algos-ac[mujoco]": ["import gymnasium; gymnasium.make('HalfCheetah-v5').close()"],
     "parl-algos-impala": [family("IMPALA")],
+    "parl-algos-es": [family("ES", "CMAES", "GA")],
     "acme-parl-bandit": [family("ContextualBandit")],
     "paddlepaddle": ["import paddle"],
     "pytest": [("pytest", "--version")],
