@@ -50,6 +50,7 @@ PACKAGES = [
     "parl-algos-dqn",
     "parl-algos-impala",
     "parl-algos-ac",
+    "parl-algos-marl",
 ]
 # Released together and pinned to each other; the rest are plugins.
 NAMESPACE_OWNER = "parl-core"
@@ -137,6 +138,7 @@ def typecheck(session: nox.Session) -> None:
         "parl_algos_dqn",
         "parl_algos_impala",
         "parl_algos_ac",
+        "parl_algos_marl",
     ]
     session.run("mypy", *(arg for package in packages for arg in ("-p", package)))
 

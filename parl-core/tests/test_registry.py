@@ -91,7 +91,13 @@ def test_parl2_algorithms_without_a_family_get_no_install_line() -> None:
 
 
 def test_install_hints_name_only_distributions_of_this_repository() -> None:
-    built_here = {"parl-algos-dqn", "parl-algos-pg", "parl-algos-ac", "parl-algos-impala"}
+    built_here = {
+        "parl-algos-dqn",
+        "parl-algos-pg",
+        "parl-algos-ac",
+        "parl-algos-impala",
+        "parl-algos-marl",
+    }
     assert set(_registry.FIRST_PARTY.values()) <= built_here
 
 

@@ -2,3 +2,9 @@
 
 Reach them through the registry (``parl.algorithms.get("MADDPG")``) or import them from here.
 """
+
+from parl_algos_marl.agent import MADDPGAgent
+from parl_algos_marl.maddpg import MADDPG, MADDPGConfig
+from parl_algos_marl.models import MAModel
+
+__all__ = ["MADDPG", "MADDPGAgent", "MADDPGConfig", "MAModel"]
