@@ -1,4 +1,4 @@
-"""Numpy-facing agents of the multi-agent algorithms."""
+"""Numpy-facing agents: :class:`MADDPGAgent` (one per agent) and :class:`QMIXAgent` (a team)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,13 @@ import parl
 from parl.utils import ReplayMemory
 
 import numpy as np
+import paddle
 from numpy.typing import ArrayLike
 
 from parl_algos_marl.maddpg import MADDPG
+from parl_algos_marl.qmix import QMIX
 
-__all__ = ["MADDPGAgent"]
+__all__ = ["MADDPGAgent", "QMIXAgent"]
 
 
 class MADDPGAgent(parl.Agent):
@@ -122,3 +124,103 @@ class MADDPGAgent(parl.Agent):
         next_q = self.alg.Q(next_obs_n, next_act_n, use_target_model=True).numpy()
         done = np.asarray(terminal, np.float32)
         return np.asarray(reward, np.float32) + self.alg.config.gamma * (1.0 - done) * next_q
+
+
+class QMIXAgent(parl.Agent):
+    """Acts for a team with QMIX's recurrent agent network, and learns from episode batches.
+
+    The agent keeps the team's hidden state between calls, as PARL's QMIX agent: call
+    :meth:`reset_agent` at the start of every episode. :meth:`sample` is epsilon-greedy among
+    the available actions, with epsilon annealed linearly per call; :meth:`learn` copies the
+    networks into their targets every ``update_target_interval`` learn calls.
+
+    Args:
+        algorithm: a :class:`~parl_algos_marl.qmix.QMIX`.
+        n_actions: actions per agent.
+        exploration_start, exploration_end: epsilon's first and last value.
+        exploration_steps: :meth:`sample` calls over which epsilon anneals.
+        update_target_interval: learn calls between target copies (PARL: 200).
+        seed: seed of the exploration generator.
+    """
+
+    alg: QMIX
+    checkpoint_state = ("learn_steps", "sample_steps", "rng")
+
+    def __init__(
+        self,
+        algorithm: QMIX,
+        n_actions: int,
+        exploration_start: float = 1.0,
+        exploration_end: float = 0.05,
+        exploration_steps: int = 50_000,
+        update_target_interval: int = 200,
+        seed: int | None = None,
+    ) -> None:
+        if not isinstance(algorithm, QMIX):
+            raise TypeError(f"QMIXAgent needs a QMIX algorithm, got {type(algorithm).__name__}")
+        super().__init__(algorithm)
+        self.n_actions = n_actions
+        self.n_agents = algorithm.n_agents
+        self.exploration_start = exploration_start
+        self.exploration_end = exploration_end
+        self.exploration_steps = exploration_steps
+        self.update_target_interval = update_target_interval
+        self.learn_steps = 0
+        self.sample_steps = 0
+        self.rng = np.random.default_rng(seed)
+        self._hidden: paddle.Tensor | None = None
+
+    @property
+    def epsilon(self) -> float:
+        """The exploration rate of the next :meth:`sample` call."""
+        done = min(1.0, self.sample_steps / self.exploration_steps)
+        return self.exploration_start + done * (self.exploration_end - self.exploration_start)
+
+    def reset_agent(self) -> None:
+        """Forget the hidden state: the next call starts an episode."""
+        self._hidden = None
+
+    def predict(self, obs: ArrayLike, available_actions: ArrayLike | None = None) -> np.ndarray:
+        """Greedy actions ``[n_agents]`` for the team's observations ``[n_agents, obs_dim]``
+        (or ``[B, n_agents]`` for a batch of teams), among the available ones."""
+        q = self._local_q(obs)
+        if available_actions is not None:
+            q = np.where(np.asarray(available_actions).reshape(q.shape) > 0, q, -np.inf)
+        return q.argmax(axis=-1)
+
+    def sample(self, obs: ArrayLike, available_actions: ArrayLike | None = None) -> np.ndarray:
+        """Epsilon-greedy actions, shaped as :meth:`predict`'s."""
+        epsilon = self.epsilon
+        self.sample_steps += 1
+        greedy = self.predict(obs, available_actions)
+        allowed = (
+            np.ones((*greedy.shape, self.n_actions))
+            if available_actions is None
+            else np.asarray(available_actions, np.float64).reshape(*greedy.shape, -1)
+        )
+        noise = self.rng.random(allowed.shape) * allowed
+        explore = self.rng.random(greedy.shape) < epsilon
+        return np.where(explore, noise.argmax(axis=-1), greedy)
+
+    def learn(self, *batch: ArrayLike) -> tuple[float, float]:
+        """One QMIX step on an :class:`~parl_algos_marl.episode_buffer.EpisodeBatch` (or its
+        seven arrays); returns ``(loss, mean_td_error)``."""
+        loss, td_error = self.alg.learn(*batch)
+        self.learn_steps += 1
+        if self.learn_steps % self.update_target_interval == 0:
+            self.alg.sync_target()
+        return loss, td_error
+
+    def _local_q(self, obs: ArrayLike) -> np.ndarray:
+        array = np.asarray(obs, np.float32)
+        if array.ndim < 2 or array.shape[-2] != self.n_agents:
+            raise ValueError(
+                f"observations must be [n_agents, obs_dim] or [B, n_agents, obs_dim] with "
+                f"n_agents={self.n_agents}, got shape {array.shape}"
+            )
+        flat = array.reshape(-1, array.shape[-1])
+        if self._hidden is None or self._hidden.shape[0] != flat.shape[0]:
+            init = self.alg.model.init_hidden().reshape([1, -1])
+            self._hidden = init.expand([flat.shape[0], init.shape[1]])
+        q, self._hidden = self.alg.predict_local_q(flat, self._hidden)
+        return q.numpy().reshape(*array.shape[:-1], -1)

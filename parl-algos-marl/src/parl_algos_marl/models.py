@@ -17,8 +17,9 @@ import parl
 from parl.core.validation import positive_int
 
 import paddle
+import paddle.nn.functional as F
 
-__all__ = ["MAModel", "mlp"]
+__all__ = ["MAModel", "QMixerModel", "RNNAgentModel", "mlp"]
 
 # Bounds of a continuous actor's log standard deviation.
 LOG_STD_MIN, LOG_STD_MAX = -20.0, 2.0
@@ -80,3 +81,72 @@ class MAModel(parl.Model):
 
     def get_critic_params(self) -> list[paddle.Tensor]:
         return self.critic_model.parameters()
+
+
+class RNNAgentModel(parl.Model):
+    """QMIX's agent network, shared by the agents: ``Linear → ReLU → GRUCell → Linear``.
+
+    ``forward(obs, hidden)`` takes observations ``[N, obs_dim]`` and hidden states
+    ``[N, hidden_dim]`` (``N`` = batch × agents) and returns ``(q [N, n_actions], hidden)``;
+    ``init_hidden()`` is the hidden state of an episode's start, ``[1, hidden_dim]``.
+
+    Args:
+        obs_dim: an agent's observation size (with its one-hot id where the caller adds one).
+        n_actions: the number of actions.
+        hidden_dim: the width of the layers and the GRU state (PyMARL: 64).
+    """
+
+    def __init__(self, obs_dim: int, n_actions: int, hidden_dim: int = 64) -> None:
+        super().__init__()
+        self.hidden_dim = positive_int("hidden_dim", hidden_dim)
+        self.fc1 = paddle.nn.Linear(positive_int("obs_dim", obs_dim), hidden_dim)
+        self.rnn = paddle.nn.GRUCell(hidden_dim, hidden_dim)
+        self.fc2 = paddle.nn.Linear(hidden_dim, positive_int("n_actions", n_actions))
+
+    def init_hidden(self) -> paddle.Tensor:
+        return paddle.zeros([1, self.hidden_dim])
+
+    def forward(
+        self, obs: paddle.Tensor, hidden: paddle.Tensor
+    ) -> tuple[paddle.Tensor, paddle.Tensor]:
+        x = F.relu(self.fc1(obs))
+        hidden, _ = self.rnn(x, hidden.reshape([-1, self.hidden_dim]))
+        return self.fc2(hidden), hidden
+
+
+class QMixerModel(parl.Model):
+    """QMIX's monotonic mixer: ``Q_tot = elu(q·|W1(s)| + b1(s))·|w2(s)| + V(s)``.
+
+    The mixing weights come from hypernetworks on the global state ``s`` and pass through
+    ``abs``, so ``Q_tot`` never decreases when an agent's ``q`` grows (Rashid et al. 2018,
+    eq. 5): each agent's greedy action is then the team's. ``forward(agent_qs [B, T, n],
+    states [B, T, state_dim])`` returns ``[B, T, 1]``.
+
+    Args:
+        n_agents: the number of agents (QMIX reads it as ``qmixer_model.n_agents``).
+        state_dim: the global state's size.
+        embed_dim: the mixing layer's width (PyMARL: 32).
+        hypernet_dim: the width of the weight hypernetworks' hidden layer (PyMARL: 64).
+    """
+
+    def __init__(
+        self, n_agents: int, state_dim: int, embed_dim: int = 32, hypernet_dim: int = 64
+    ) -> None:
+        super().__init__()
+        self.n_agents = positive_int("n_agents", n_agents)
+        self.embed_dim = positive_int("embed_dim", embed_dim)
+        self.hyper_w1 = mlp(state_dim, n_agents * embed_dim, (hypernet_dim,))
+        self.hyper_b1 = paddle.nn.Linear(state_dim, embed_dim)
+        self.hyper_w2 = mlp(state_dim, embed_dim, (hypernet_dim,))
+        self.hyper_v = mlp(state_dim, 1, (embed_dim,))
+
+    def forward(self, agent_qs: paddle.Tensor, states: paddle.Tensor) -> paddle.Tensor:
+        batch, steps = agent_qs.shape[0], agent_qs.shape[1]
+        s = states.reshape([batch * steps, -1])
+        qs = agent_qs.reshape([batch * steps, 1, self.n_agents])
+        w1 = self.hyper_w1(s).abs().reshape([-1, self.n_agents, self.embed_dim])
+        b1 = self.hyper_b1(s).reshape([-1, 1, self.embed_dim])
+        hidden = F.elu(paddle.bmm(qs, w1) + b1)
+        w2 = self.hyper_w2(s).abs().reshape([-1, self.embed_dim, 1])
+        v = self.hyper_v(s).reshape([-1, 1, 1])
+        return (paddle.bmm(hidden, w2) + v).reshape([batch, steps, 1])
