@@ -1,4 +1,5 @@
-"""Numpy-facing agents: :class:`MADDPGAgent` (one per agent) and :class:`QMIXAgent` (a team)."""
+"""Numpy-facing agents: :class:`MADDPGAgent` (one per agent), :class:`QMIXAgent` and
+:class:`MAPPOAgent` (a team each)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,11 @@ import paddle
 from numpy.typing import ArrayLike
 
 from parl_algos_marl.maddpg import MADDPG
+from parl_algos_marl.mappo import MAPPO
 from parl_algos_marl.qmix import QMIX
+from parl_algos_pg import PPOStats
 
-__all__ = ["MADDPGAgent", "QMIXAgent"]
+__all__ = ["MADDPGAgent", "MAPPOAgent", "QMIXAgent"]
 
 
 class MADDPGAgent(parl.Agent):
@@ -224,3 +227,81 @@ class QMIXAgent(parl.Agent):
             self._hidden = init.expand([flat.shape[0], init.shape[1]])
         q, self._hidden = self.alg.predict_local_q(flat, self._hidden)
         return q.numpy().reshape(*array.shape[:-1], -1)
+
+
+class MAPPOAgent(parl.Agent):
+    """Acts for a team with :class:`~parl_algos_marl.mappo.MAPPO` and learns from its rollouts.
+
+    It builds MAPPO's input rows ``[obs_i, one_hot(i), state]`` from the team's observations
+    ``[n_agents, obs_dim]`` (or a batch of teams ``[B, n_agents, obs_dim]``) and the global
+    state, so one batched call acts for every agent.
+
+    Args:
+        algorithm: a :class:`~parl_algos_marl.mappo.MAPPO`.
+        n_agents: the number of agents.
+        seed: seed of the generator that shuffles minibatches.
+    """
+
+    alg: MAPPO
+    checkpoint_state = ("rng",)
+
+    def __init__(self, algorithm: MAPPO, n_agents: int, seed: int | None = None) -> None:
+        if not isinstance(algorithm, MAPPO):
+            raise TypeError(f"MAPPOAgent needs a MAPPO algorithm, got {type(algorithm).__name__}")
+        super().__init__(algorithm)
+        self.n_agents = n_agents
+        self.rng = np.random.default_rng(seed)
+
+    def rows(self, obs: ArrayLike, state: ArrayLike | None = None) -> np.ndarray:
+        """MAPPO's input rows ``[..., n_agents, obs_dim + n_agents (+ state_dim)]``."""
+        obs = np.asarray(obs, np.float32)
+        if obs.ndim < 2 or obs.shape[-2] != self.n_agents:
+            raise ValueError(
+                f"observations must be [n_agents, obs_dim] or [B, n_agents, obs_dim] with "
+                f"n_agents={self.n_agents}, got shape {obs.shape}"
+            )
+        ids = np.eye(self.n_agents, dtype=np.float32)
+        parts = [obs, np.broadcast_to(ids, (*obs.shape[:-1], self.n_agents))]
+        if state is not None:
+            state = np.asarray(state, np.float32)
+            parts.append(np.broadcast_to(state[..., None, :], (*obs.shape[:-1], state.shape[-1])))
+        return np.concatenate(parts, axis=-1)
+
+    def predict(self, obs: ArrayLike) -> np.ndarray:
+        """Greedy actions ``[..., n_agents]`` for the team's observations."""
+        return self.alg.predict(paddle.to_tensor(self.rows(obs))).numpy()
+
+    def sample(self, obs: ArrayLike, state: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(values, actions, log_probs)``, each ``[..., n_agents]``, drawn at ``obs``."""
+        value, action, logp, _ = self.alg.sample(paddle.to_tensor(self.rows(obs, state)))
+        return value.numpy(), action.numpy()[0], logp.numpy()[0]
+
+    def value(self, obs: ArrayLike, state: ArrayLike) -> np.ndarray:
+        """The centralised values ``[..., n_agents]``."""
+        return self.alg.value(paddle.to_tensor(self.rows(obs, state))).numpy()
+
+    def learn(
+        self,
+        rows: ArrayLike,
+        actions: ArrayLike,
+        values: ArrayLike,
+        returns: ArrayLike,
+        log_probs: ArrayLike,
+        advantages: ArrayLike,
+        epochs: int,
+        num_minibatches: int,
+        lr: float | None = None,
+    ) -> PPOStats:
+        """PPO epochs on a rollout flattened to agent-steps (``rows`` from :meth:`rows`)."""
+        return self.alg.learn_epochs(
+            rows,
+            actions,
+            values,
+            returns,
+            log_probs,
+            advantages,
+            epochs,
+            num_minibatches,
+            lr=lr,
+            rng=self.rng,
+        )

@@ -19,7 +19,7 @@ from parl.core.validation import positive_int
 import paddle
 import paddle.nn.functional as F
 
-__all__ = ["MAModel", "QMixerModel", "RNNAgentModel", "mlp"]
+__all__ = ["MAModel", "MAPPOModel", "QMixerModel", "RNNAgentModel", "mlp"]
 
 # Bounds of a continuous actor's log standard deviation.
 LOG_STD_MIN, LOG_STD_MAX = -20.0, 2.0
@@ -150,3 +150,52 @@ class QMixerModel(parl.Model):
         w2 = self.hyper_w2(s).abs().reshape([-1, self.embed_dim, 1])
         v = self.hyper_v(s).reshape([-1, 1, 1])
         return (paddle.bmm(hidden, w2) + v).reshape([batch, steps, 1])
+
+
+class MAPPOModel(parl.Model):
+    """MAPPO's actor(s) and centralised critic on rows ``[obs_i, one_hot(i), global_state]``.
+
+    ``policy(rows)`` gives logits ``[B, n_actions]`` from the first ``obs_dim + n_agents``
+    columns (rows without the state work too); ``value(rows)`` gives ``[B]`` from the id and
+    the state. With ``shared_policy`` one actor sees ``[obs_i, one_hot(i)]``; without it each
+    agent has an actor of its own, chosen by the id (each learns only from its agent's rows).
+
+    Args:
+        obs_dim: an agent's observation size.
+        state_dim: the global state's size.
+        n_actions: actions per agent.
+        n_agents: the number of agents.
+        shared_policy: one actor for all agents (parameter sharing) or one each.
+        hidden_sizes: the widths of the actor's and critic's hidden layers.
+    """
+
+    def __init__(
+        self,
+        obs_dim: int,
+        state_dim: int,
+        n_actions: int,
+        n_agents: int,
+        shared_policy: bool = True,
+        hidden_sizes: Sequence[int] = (64, 64),
+    ) -> None:
+        super().__init__()
+        self.obs_dim = positive_int("obs_dim", obs_dim)
+        self.n_agents = positive_int("n_agents", n_agents)
+        self.shared_policy = shared_policy
+        actors = 1 if shared_policy else n_agents
+        actor_in = obs_dim + n_agents if shared_policy else obs_dim
+        self.actors = paddle.nn.LayerList(
+            [mlp(actor_in, n_actions, hidden_sizes) for _ in range(actors)]
+        )
+        self.critic = mlp(n_agents + positive_int("state_dim", state_dim), 1, hidden_sizes)
+
+    def policy(self, rows: paddle.Tensor) -> paddle.Tensor:
+        obs = rows[..., : self.obs_dim]
+        ids = rows[..., self.obs_dim : self.obs_dim + self.n_agents]
+        if self.shared_policy:
+            return self.actors[0](paddle.concat([obs, ids], axis=-1))
+        logits = paddle.stack([actor(obs) for actor in self.actors], axis=-2)
+        return (logits * ids.unsqueeze(-1)).sum(-2)
+
+    def value(self, rows: paddle.Tensor) -> paddle.Tensor:
+        return self.critic(rows[..., self.obs_dim :]).squeeze(-1)
