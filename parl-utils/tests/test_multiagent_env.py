@@ -109,3 +109,21 @@ def test_bad_input_is_refused():
         env.step([0, 0])
     with pytest.raises(ValueError, match="no possible_agents"):
         ParallelEnvAdapter(object())
+
+
+def test_team_env_evaluates_a_team_with_the_single_agent_tools():
+    from parl.env.multiagent_env import TeamEnv
+    from parl.utils import evaluate, make_vector_env
+
+    envs = make_vector_env(lambda: TeamEnv(MAenv("simple_spread", max_cycles=5)), 2)
+    obs, _ = envs.reset(seed=0)
+    assert len(obs) == 3 and obs[0].shape == (2, 18)  # per agent, batched over the sub-envs
+    always_noop = lambda obs: tuple(np.zeros(len(o), np.int64) for o in obs)  # noqa: E731
+    result = evaluate(envs, always_noop, 4, seed=0)
+    assert list(result.lengths) == [5, 5, 5, 5] and (result.returns < 0).all()
+
+    team, single = TeamEnv(MAenv("simple_spread")), MAenv("simple_spread")
+    team.reset(seed=1), single.reset(seed=1)
+    _, reward, terminated, truncated, _ = team.step((1, 2, 3))
+    assert reward == pytest.approx(sum(single.step([1, 2, 3])[1]))
+    assert not terminated and not truncated

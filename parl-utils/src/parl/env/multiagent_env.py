@@ -12,6 +12,10 @@ MAPPO): the env's own ``state()`` where it has one, else the agents' observation
 split out of ``pettingzoo.mpe``) with PARL 2.x's settings: 25 steps per episode, and for
 continuous actions the agents' ``[-1, 1]`` mapped onto the env's bounds.
 
+:class:`TeamEnv` shows a whole team as one gymnasium env (a tuple of observations in, a tuple
+of actions out, the agents' rewards summed), so that the single-agent tools (vector envs,
+``parl.utils.evaluate``, ``EvalTracker``) evaluate a team.
+
 Install with ``pip install "parl-utils[multiagent]"``.
 
 Examples:
@@ -32,7 +36,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-__all__ = ["SCENARIOS", "MAenv", "ParallelEnvAdapter"]
+__all__ = ["SCENARIOS", "MAenv", "ParallelEnvAdapter", "TeamEnv"]
 
 # PARL 2.x's scenarios, each with the mpe2 module and the keyword arguments PARL built it with.
 SCENARIOS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -201,6 +205,43 @@ class _ParticleEnv(ParallelEnvAdapter):
             )
         mapped = space.low + (array + 1.0) * (space.high - space.low) / 2.0
         return np.clip(mapped, space.low, space.high).astype(space.dtype)
+
+
+class TeamEnv(gym.Env[tuple[np.ndarray, ...], tuple[Any, ...]]):
+    """A multi-agent env as one gymnasium env: the team is the player.
+
+    Observations and actions are tuples with one entry per agent (``Tuple`` spaces, which
+    gymnasium's vector envs batch per agent); the reward is the sum of the agents' rewards
+    (PARL's episode reward for the particle scenarios); the episode terminates when every agent
+    has terminated and is truncated when any agent is.
+
+    Args:
+        env: a :class:`ParallelEnvAdapter` (e.g. from :func:`MAenv`).
+    """
+
+    # gymnasium declares `metadata` as an instance attribute, so no ClassVar here.
+    metadata: dict[str, Any] = {"render_modes": []}  # noqa: RUF012
+
+    def __init__(self, env: ParallelEnvAdapter) -> None:
+        self.env = env
+        self.observation_space = gym.spaces.Tuple(env.observation_space)
+        self.action_space = gym.spaces.Tuple(env.action_space)
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[tuple[np.ndarray, ...], dict[str, Any]]:
+        super().reset(seed=seed)
+        obs_n, _ = self.env.reset(seed=seed, options=options)
+        return tuple(obs_n), {}
+
+    def step(
+        self, action: Sequence[Any]
+    ) -> tuple[tuple[np.ndarray, ...], float, bool, bool, dict[str, Any]]:
+        obs_n, reward_n, terminated_n, truncated_n, _ = self.env.step(list(action))
+        return tuple(obs_n), float(sum(reward_n)), all(terminated_n), any(truncated_n), {}
+
+    def close(self) -> None:
+        self.env.close()
 
 
 def MAenv(
