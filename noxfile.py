@@ -207,6 +207,9 @@ def plugin(session: nox.Session) -> None:
 
 OFF_POLICY_TINY = ["--total-steps", "300", "--learning-starts", "100", "--eval-every", "300"]
 OFF_POLICY_TINY += ["--eval-episodes", "2", "--quiet"]
+MARL_TINY = ["--total-steps", "300", "--learn-every", "10", "--eval-every", "150"]
+MARL_TINY += ["--eval-episodes", "2", "--quiet"]
+MADDPG_TINY = ["--batch-size", "32", "--min-memory-size", "64"]
 # QuickStart, DQN and PPO run in their families' tests (which also check what they write).
 EXAMPLE_RUNS = [
     ["examples/IMPALA/train.py", "--num-actors", "2", "--total-steps", "1000"],
@@ -226,6 +229,9 @@ EXAMPLE_RUNS = [
     *([f"examples/{algo}/train.py", *OFF_POLICY_TINY] for algo in ("SAC", "TD3", "DDPG")),
     # Two remote samplers on a real embedded xparl cluster.
     ["examples/A2C/train.py", "--total-steps", "1024", "--eval-every", "1024", "--quiet"],
+    # simple_spread (mpe2), discrete and continuous: a few learn steps, two evaluations.
+    ["examples/MADDPG/train.py", *MARL_TINY, *MADDPG_TINY],
+    ["examples/MADDPG/train.py", *MARL_TINY, *MADDPG_TINY, "--continuous-actions"],
 ]
 
 
@@ -243,7 +249,8 @@ RAY_LOOPBACK = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABL
 def examples(session: nox.Session) -> None:
     """Run the examples that no package test runs, end to end with a tiny budget; those with
     remote actors also on a local Ray."""
-    install_workspace(session, "-e", "./parl-utils[atari]", "-e", "./parl-remote[ray]")
+    utils = "./parl-utils[atari,multiagent]"
+    install_workspace(session, "-e", utils, "-e", "./parl-remote[ray]")
     logdir = Path(session.create_tmp()) / "runs"
     for run in EXAMPLE_RUNS:
         session.run("python", *run, "--logdir", str(logdir / Path(run[0]).parent.name))

@@ -189,3 +189,25 @@ def test_bad_construction_is_refused():
         MADDPG(model, -1, [gym.spaces.Discrete(3)] * 2)
     with pytest.raises(ValueError, match="one size per agent"):
         MADDPGAgent(MADDPG(model, 0, [gym.spaces.Discrete(3)] * 2), [2], [3, 3])
+
+
+def test_agent_team_saves_and_restores_every_member(tmp_path):
+    from parl.core.errors import CheckpointError
+
+    from parl_algos_marl import AgentTeam
+
+    spaces = [gym.spaces.Discrete(3), gym.spaces.Discrete(3)]
+    team, other = AgentTeam(_agents([2, 2], spaces, 0)), AgentTeam(_agents([2, 2], spaces, 1))
+    obs = (np.ones((4, 2), np.float32), -np.ones((4, 2), np.float32))
+    team.save(tmp_path / "team.ckpt")
+    before = other.get_weights()
+    team.agents[0].save(tmp_path / "one.ckpt")
+    with pytest.raises(CheckpointError, match="not a team weights file"):
+        other.restore(tmp_path / "one.ckpt")
+    bigger = AgentTeam(_agents([2, 2, 2], [*spaces, gym.spaces.Discrete(3)], 2))
+    with pytest.raises(CheckpointError, match=r"unexpected \['agent2/"):
+        other.set_weights(bigger.get_weights())
+    assert all(np.array_equal(v, other.get_weights()[k]) for k, v in before.items())
+    other.restore(tmp_path / "team.ckpt")
+    for mine, theirs in zip(team.predict(obs), other.predict(obs), strict=True):
+        np.testing.assert_array_equal(mine, theirs)

@@ -3,7 +3,7 @@
 Reach them through the registry (``parl.algorithms.get("MADDPG")``) or import them from here.
 """
 
-from parl_algos_marl.agent import MADDPGAgent, MAPPOAgent, QMIXAgent
+from parl_algos_marl.agent import AgentTeam, MADDPGAgent, MAPPOAgent, QMIXAgent
 from parl_algos_marl.episode_buffer import EpisodeBatch, EpisodeReplayBuffer
 from parl_algos_marl.maddpg import MADDPG, MADDPGConfig
 from parl_algos_marl.mappo import MAPPO, MAPPOConfig
@@ -14,6 +14,7 @@ __all__ = [
     "MADDPG",
     "MAPPO",
     "QMIX",
+    "AgentTeam",
     "EpisodeBatch",
     "EpisodeReplayBuffer",
     "MADDPGAgent",

@@ -1,11 +1,15 @@
 """Numpy-facing agents: :class:`MADDPGAgent` (one per agent), :class:`QMIXAgent` and
-:class:`MAPPOAgent` (a team each)."""
+:class:`MAPPOAgent` (a team each), and :class:`AgentTeam` (agents of one team as one)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import parl
+from parl.core.errors import CheckpointError
+from parl.core.tensor_files import read_tensor_file, write_tensor_file
 from parl.utils import ReplayMemory
 
 import numpy as np
@@ -17,7 +21,9 @@ from parl_algos_marl.mappo import MAPPO
 from parl_algos_marl.qmix import QMIX
 from parl_algos_pg import PPOStats
 
-__all__ = ["MADDPGAgent", "MAPPOAgent", "QMIXAgent"]
+__all__ = ["AgentTeam", "MADDPGAgent", "MAPPOAgent", "QMIXAgent"]
+
+TEAM_WEIGHTS_FORMAT = "parl.team-weights"
 
 
 class MADDPGAgent(parl.Agent):
@@ -305,3 +311,74 @@ class MAPPOAgent(parl.Agent):
             lr=lr,
             rng=self.rng,
         )
+
+
+class AgentTeam:
+    """Agents that each act for one member of a team, seen as one agent.
+
+    ``predict`` takes a tuple of the members' observations (what a vector env of
+    :class:`parl.env.multiagent_env.TeamEnv` gives) and returns the tuple of their greedy
+    actions; ``save`` writes every member's model into one safetensors file (keys
+    ``agent<i>/<name>``) and ``restore`` reads it back, checking all members before changing
+    any. This is what ``parl.utils.EvalTracker`` drives for MADDPG.
+
+    Args:
+        agents: one ``parl.Agent`` per team member, in agent order.
+    """
+
+    def __init__(self, agents: Sequence[parl.Agent]) -> None:
+        if not agents:
+            raise ValueError("AgentTeam needs at least one agent")
+        self.agents = list(agents)
+
+    def predict(self, obs_n: Sequence[ArrayLike]) -> tuple[np.ndarray, ...]:
+        """Every member's greedy action(s) for its observation(s)."""
+        if len(obs_n) != len(self.agents):
+            raise ValueError(
+                f"predict needs one observation (batch) per agent ({len(self.agents)}), got "
+                f"{len(obs_n)}"
+            )
+        return tuple(agent.predict(obs) for agent, obs in zip(self.agents, obs_n, strict=True))
+
+    def get_weights(self) -> dict[str, np.ndarray]:
+        """Every member's weights, as ``{"agent<i>/<name>": array}``."""
+        return {
+            f"agent{index}/{name}": value
+            for index, agent in enumerate(self.agents)
+            for name, value in agent.get_weights().items()
+        }
+
+    def set_weights(self, weights: Mapping[str, Any]) -> None:
+        """Load :meth:`get_weights`' result; names and shapes of all members are checked
+        before any member changes."""
+        current = self.get_weights()
+        missing, unexpected = (
+            sorted(set(current) - set(weights)),
+            sorted(set(weights) - set(current)),
+        )
+        wrong = [k for k in current if k in weights and np.shape(weights[k]) != current[k].shape]
+        if missing or unexpected or wrong:
+            raise CheckpointError(
+                f"team weights do not fit these {len(self.agents)} agents: missing "
+                f"{missing[:4]}, unexpected {unexpected[:4]}, wrong shapes {wrong[:4]}"
+            )
+        for index, agent in enumerate(self.agents):
+            prefix = f"agent{index}/"
+            agent.set_weights(
+                {k[len(prefix) :]: v for k, v in weights.items() if k.startswith(prefix)}
+            )
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write every member's model weights into one file, atomically."""
+        metadata = {"format": TEAM_WEIGHTS_FORMAT, "version": 1, "agents": len(self.agents)}
+        write_tensor_file(path, self.get_weights(), metadata)
+
+    def restore(self, path: str | os.PathLike[str]) -> None:
+        """Load a file written by :meth:`save`; on any error nothing changes."""
+        loaded = read_tensor_file(path)
+        if loaded.metadata.get("format") != TEAM_WEIGHTS_FORMAT:
+            raise CheckpointError(
+                f"{str(path)!r} is not a team weights file (written by AgentTeam.save); restore "
+                "a single agent's file with that agent's restore()"
+            )
+        self.set_weights(loaded.tensors)
