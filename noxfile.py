@@ -207,9 +207,8 @@ def plugin(session: nox.Session) -> None:
 
 OFF_POLICY_TINY = ["--total-steps", "300", "--learning-starts", "100", "--eval-every", "300"]
 OFF_POLICY_TINY += ["--eval-episodes", "2", "--quiet"]
-MARL_TINY = ["--total-steps", "300", "--learn-every", "10", "--eval-every", "150"]
-MARL_TINY += ["--eval-episodes", "2", "--quiet"]
-MADDPG_TINY = ["--batch-size", "32", "--min-memory-size", "64"]
+MARL_TINY = ["--total-steps", "300", "--eval-every", "150", "--eval-episodes", "2", "--quiet"]
+MADDPG_TINY = ["--batch-size", "32", "--min-memory-size", "64", "--learn-every", "10"]
 # QuickStart, DQN and PPO run in their families' tests (which also check what they write).
 EXAMPLE_RUNS = [
     ["examples/IMPALA/train.py", "--num-actors", "2", "--total-steps", "1000"],
@@ -229,9 +228,11 @@ EXAMPLE_RUNS = [
     *([f"examples/{algo}/train.py", *OFF_POLICY_TINY] for algo in ("SAC", "TD3", "DDPG")),
     # Two remote samplers on a real embedded xparl cluster.
     ["examples/A2C/train.py", "--total-steps", "1024", "--eval-every", "1024", "--quiet"],
-    # simple_spread (mpe2), discrete and continuous: a few learn steps, two evaluations.
+    # simple_spread (mpe2; MADDPG also continuous): a few learn steps, two evaluations.
     ["examples/MADDPG/train.py", *MARL_TINY, *MADDPG_TINY],
     ["examples/MADDPG/train.py", *MARL_TINY, *MADDPG_TINY, "--continuous-actions"],
+    ["examples/QMIX/train.py", *MARL_TINY, "--batch-episodes", "4"],
+    ["examples/MAPPO/train.py", *MARL_TINY, "--num-envs", "2", "--num-steps", "75"],
 ]
 
 
