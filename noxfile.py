@@ -68,13 +68,13 @@ def tests(session: nox.Session) -> None:
     """Run every package's test suite against editable installs of the workspace."""
     # parl-remote[ray]: the backend suite runs every remote semantic on a local Ray too.
     # parl-utils[mlflow,wandb]: the tracker sinks are tested against the real libraries;
-    # [plot]: the results schema test draws a curve.
+    # [plot]: the results schema test draws a curve; [multiagent]: the particle envs (mpe2).
     install_workspace(
         session,
         "pytest>=8",
         "pytest-xdist>=3.5",
         "-e",
-        "./parl-utils[atari,mlflow,plot,wandb]",
+        "./parl-utils[atari,mlflow,multiagent,plot,wandb]",
         "-e",
         "./parl-remote[ray]",
     )
@@ -344,8 +344,10 @@ def docs(session: nox.Session) -> None:
     Every block of the pages and every ``>>>`` example of the packages' docstrings runs (see
     docs/development/docs.md); ``nox -s docs -- PATH...`` runs only those files' blocks.
     """
-    # parl-utils[mlflow,wandb]: the hooks guide runs both tracker sinks and reads them back.
-    install_workspace(session, "-e", "./parl-utils[mlflow,wandb]", "-r", "docs/requirements.txt")
+    # parl-utils[mlflow,wandb]: the hooks guide runs both tracker sinks and reads them back;
+    # [multiagent]: the multi-agent pages and parl.env.multiagent_env's examples step mpe2 envs.
+    utils = "./parl-utils[mlflow,multiagent,wandb]"
+    install_workspace(session, "-e", utils, "-r", "docs/requirements.txt")
     out = Path(session.create_tmp()) / "html"
     session.run("sphinx-build", "-W", "--keep-going", "-q", "-b", "html", "docs", str(out))
     sources = [f"{p}/src" for p in PACKAGES]

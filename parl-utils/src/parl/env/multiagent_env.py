@@ -230,6 +230,7 @@ class TeamEnv(gym.Env[tuple[np.ndarray, ...], tuple[Any, ...]]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[tuple[np.ndarray, ...], dict[str, Any]]:
+        """Start an episode; returns the agents' observations as a tuple and an empty info."""
         super().reset(seed=seed)
         obs_n, _ = self.env.reset(seed=seed, options=options)
         return tuple(obs_n), {}
@@ -237,10 +238,12 @@ class TeamEnv(gym.Env[tuple[np.ndarray, ...], tuple[Any, ...]]):
     def step(
         self, action: Sequence[Any]
     ) -> tuple[tuple[np.ndarray, ...], float, bool, bool, dict[str, Any]]:
+        """Act for the team; the reward is the sum of the agents' rewards."""
         obs_n, reward_n, terminated_n, truncated_n, _ = self.env.step(list(action))
         return tuple(obs_n), float(sum(reward_n)), all(terminated_n), any(truncated_n), {}
 
     def close(self) -> None:
+        """Close the wrapped env."""
         self.env.close()
 
 
