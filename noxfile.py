@@ -51,6 +51,7 @@ PACKAGES = [
     "parl-algos-impala",
     "parl-algos-ac",
     "parl-algos-es",
+    "parl-algos-marl",
 ]
 EDITABLE = ["-e", "./parl-core[paddle,testing]", *[x for p in PACKAGES[1:] for x in ("-e", p)]]
 PLUGIN_TEMPLATE = ROOT / "examples" / "third_party_plugin"
@@ -68,13 +69,13 @@ def tests(session: nox.Session) -> None:
     """Run every package's test suite against editable installs of the workspace."""
     # parl-remote[ray]: the backend suite runs every remote semantic on a local Ray too.
     # parl-utils[mlflow,wandb]: the tracker sinks are tested against the real libraries;
-    # [plot]: the results schema test draws a curve.
+    # [plot]: the results schema test draws a curve; [multiagent]: the particle envs (mpe2).
     install_workspace(
         session,
         "pytest>=8",
         "pytest-xdist>=3.5",
         "-e",
-        "./parl-utils[atari,mlflow,plot,wandb]",
+        "./parl-utils[atari,mlflow,multiagent,plot,wandb]",
         "-e",
         "./parl-remote[ray]",
     )
@@ -139,6 +140,7 @@ def typecheck(session: nox.Session) -> None:
         "parl_algos_impala",
         "parl_algos_ac",
         "parl_algos_es",
+        "parl_algos_marl",
     ]
     session.run("mypy", *(arg for package in packages for arg in ("-p", package)))
 
@@ -244,6 +246,8 @@ def plugin(session: nox.Session) -> None:
 
 OFF_POLICY_TINY = ["--total-steps", "300", "--learning-starts", "100", "--eval-every", "300"]
 OFF_POLICY_TINY += ["--eval-episodes", "2", "--quiet"]
+MARL_TINY = ["--total-steps", "300", "--eval-every", "150", "--eval-episodes", "2", "--quiet"]
+MADDPG_TINY = ["--batch-size", "32", "--min-memory-size", "64", "--learn-every", "10"]
 # QuickStart, DQN and PPO run in their families' tests (which also check what they write).
 EXAMPLE_RUNS = [
     ["examples/IMPALA/train.py", "--num-actors", "2", "--total-steps", "1000"],
@@ -263,6 +267,11 @@ EXAMPLE_RUNS = [
     *([f"examples/{algo}/train.py", *OFF_POLICY_TINY] for algo in ("SAC", "TD3", "DDPG")),
     # Two remote samplers on a real embedded xparl cluster.
     ["examples/A2C/train.py", "--total-steps", "1024", "--eval-every", "1024", "--quiet"],
+    # simple_spread (mpe2; MADDPG also continuous): a few learn steps, two evaluations.
+    ["examples/MADDPG/train.py", *MARL_TINY, *MADDPG_TINY],
+    ["examples/MADDPG/train.py", *MARL_TINY, *MADDPG_TINY, "--continuous-actions"],
+    ["examples/QMIX/train.py", *MARL_TINY, "--batch-episodes", "4"],
+    ["examples/MAPPO/train.py", *MARL_TINY, "--num-envs", "2", "--num-steps", "75"],
 ]
 
 
@@ -280,7 +289,8 @@ RAY_LOOPBACK = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABL
 def examples(session: nox.Session) -> None:
     """Run the examples that no package test runs, end to end with a tiny budget; those with
     remote actors also on a local Ray."""
-    install_workspace(session, "-e", "./parl-utils[atari]", "-e", "./parl-remote[ray]")
+    utils = "./parl-utils[atari,multiagent]"
+    install_workspace(session, "-e", utils, "-e", "./parl-remote[ray]")
     logdir = Path(session.create_tmp()) / "runs"
     for run in EXAMPLE_RUNS:
         session.run("python", *run, "--logdir", str(logdir / Path(run[0]).parent.name))
@@ -373,8 +383,10 @@ def docs(session: nox.Session) -> None:
     Every block of the pages and every ``>>>`` example of the packages' docstrings runs (see
     docs/development/docs.md); ``nox -s docs -- PATH...`` runs only those files' blocks.
     """
-    # parl-utils[mlflow,wandb]: the hooks guide runs both tracker sinks and reads them back.
-    install_workspace(session, "-e", "./parl-utils[mlflow,wandb]", "-r", "docs/requirements.txt")
+    # parl-utils[mlflow,wandb]: the hooks guide runs both tracker sinks and reads them back;
+    # [multiagent]: the multi-agent pages and parl.env.multiagent_env's examples step mpe2 envs.
+    utils = "./parl-utils[mlflow,multiagent,wandb]"
+    install_workspace(session, "-e", utils, "-r", "docs/requirements.txt")
     out = Path(session.create_tmp()) / "html"
     session.run("sphinx-build", "-W", "--keep-going", "-q", "-b", "html", "docs", str(out))
     sources = [f"{p}/src" for p in PACKAGES]
@@ -390,6 +402,7 @@ def docs(session: nox.Session) -> None:
 @nox.session(default=False)
 def bench(session: nox.Session) -> None:
     """Run a benchmark: ``nox -s bench -- <ALGO> <ENV> [--seeds 0 1 2]`` (see benchmarks/)."""
-    # parl-algos-ac[mujoco]: the SAC/TD3/DDPG HalfCheetah-v5 benchmarks.
-    install_workspace(session, "-e", "./parl-utils[atari,plot]", "-e", "./parl-algos-ac[mujoco]")
+    # parl-algos-ac[mujoco]: the SAC/TD3/DDPG HalfCheetah-v5 benchmarks; [multiagent]: mpe2.
+    utils = "./parl-utils[atari,multiagent,plot]"
+    install_workspace(session, "-e", utils, "-e", "./parl-algos-ac[mujoco]")
     session.run("python", "-m", "benchmarks.run", *session.posargs, env={"PYTHONHASHSEED": "0"})

@@ -62,6 +62,9 @@ PROMISES: dict[str, list[str | tuple[str, ...]]] = {
     "parl-utils": ["import parl.utils, parl.env; parl.utils.ReplayMemory, parl.utils.evaluate"],
     "parl-utils[mlflow]": ["import mlflow, sqlalchemy, alembic; from mlflow import MlflowClient"],
     "parl-utils[wandb]": ["import wandb"],
+    "parl-utils[multiagent]": [
+        "from parl.env.multiagent_env import MAenv; MAenv('simple_spread').close()"
+    ],
     "parl-utils[plot]": ["import matplotlib; from parl.utils.results import plot_curves"],
     "parl-utils[atari]": [
         "import gymnasium, parl.env.atari_wrappers; gymnasium.make('PongNoFrameskip-v4').close()"
@@ -74,6 +77,10 @@ PROMISES: dict[str, list[str | tuple[str, ...]]] = {
     "parl-algos-ac[mujoco]": ["import gymnasium; gymnasium.make('HalfCheetah-v5').close()"],
     "parl-algos-impala": [family("IMPALA")],
     "parl-algos-es": [family("ES", "CMAES", "GA")],
+    "parl-algos-marl": [family("MADDPG", "QMIX", "MAPPO")],
+    "parl-algos-marl[mpe]": [
+        "from parl.env.multiagent_env import MAenv; MAenv('simple_spread').close()"
+    ],
     "acme-parl-bandit": [family("ContextualBandit")],
     "paddlepaddle": ["import paddle"],
     "pytest": [("pytest", "--version")],

@@ -37,6 +37,9 @@ EXAMPLES = {
     "TD3": "SAC",
     "DDPG": "SAC",
     "IMPALA": "IMPALA",
+    "MADDPG": "MADDPG",
+    "QMIX": "QMIX",
+    "MAPPO": "MAPPO",
 }
 
 
@@ -97,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the seeds, merge them into the results file, write the report."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("algo", help=f"one of {', '.join(EXAMPLES)}")
-    parser.add_argument("env", help="a gymnasium id with a settings file for ALGO")
+    parser.add_argument("env", help="a gymnasium id or particle scenario with a settings file")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     args = parser.parse_args(argv)
     config = config_path(args.algo, args.env)

@@ -20,6 +20,7 @@ FAMILIES = [
     "parl-algos-impala",
     "parl-algos-ac",
     "parl-algos-es",
+    "parl-algos-marl",
 ]
 
 

@@ -140,3 +140,21 @@ def test_tanh_gaussian_kl_is_the_gaussians_and_entropy_says_why_not() -> None:
 def test_distribution_is_an_interface() -> None:
     with pytest.raises(TypeError, match="abstract"):
         Distribution()  # type: ignore[abstract]
+
+
+def test_gumbel_softmax_sample_is_a_relaxed_one_hot_with_gradients() -> None:
+    from parl.core.distributions import GumbelSoftmax
+
+    paddle.seed(0)
+    logits = paddle.to_tensor([[3.0, 0.0, -1.0]] * 4000, stop_gradient=False)
+    dist = GumbelSoftmax(logits, temperature=0.5)
+    sample = dist.rsample()
+    np.testing.assert_allclose(sample.sum(-1).numpy(), 1.0, rtol=1e-5)
+    # The argmax of a Gumbel-perturbed logit vector follows softmax(logits).
+    counts = np.bincount(sample.numpy().argmax(-1), minlength=3) / 4000
+    np.testing.assert_allclose(counts, np.exp(_log_softmax(np.array([3.0, 0.0, -1.0]))), atol=0.03)
+    sample[:, 0].sum().backward()
+    assert logits.grad is not None and float(logits.grad.abs().sum()) > 0
+    assert dist.mode()[0].tolist() == [1.0, 0.0, 0.0]
+    with pytest.raises(ValueError, match="temperature > 0, got 0"):
+        GumbelSoftmax(logits, temperature=0)

@@ -97,6 +97,7 @@ def test_install_hints_name_only_distributions_of_this_repository() -> None:
         "parl-algos-ac",
         "parl-algos-impala",
         "parl-algos-es",
+        "parl-algos-marl",
     }
     assert set(_registry.FIRST_PARTY.values()) <= built_here
 

@@ -13,6 +13,7 @@ from parl.testing import (
     AlgorithmContract,
     BadInput,
     ConformanceError,
+    CooperativeIdentityEnv,
     IdentityEnv,
     IdentityEnvBox,
     check_algorithm,
@@ -26,7 +27,9 @@ from gymnasium.utils.env_checker import check_env
 from pydantic import BaseModel, ConfigDict, PositiveFloat
 
 
-@pytest.mark.parametrize("env", [IdentityEnv(n=3), IdentityEnvBox(dim=2)])
+@pytest.mark.parametrize(
+    "env", [IdentityEnv(n=3), IdentityEnvBox(dim=2), CooperativeIdentityEnv(n_agents=2, n=3)]
+)
 def test_identity_envs_pass_gymnasiums_checker(env) -> None:
     check_env(env, skip_render_check=True)
 
@@ -44,6 +47,22 @@ def test_identity_env_rewards_the_identity_policy() -> None:
     assert box.step(obs)[1] == 0.0
     with pytest.raises(ValueError, match="shape"):
         box.step(np.zeros(3))
+
+
+def test_cooperative_identity_env_shares_the_fraction_of_agents_right() -> None:
+    env = CooperativeIdentityEnv(n_agents=3, n=4, episode_length=2)
+    obs, _ = env.reset(seed=0)
+    np.testing.assert_array_equal(env.state(), obs.reshape(-1))
+    targets = obs.argmax(axis=1)
+    wrong_one = targets.copy()
+    wrong_one[1] = (targets[1] + 1) % 4
+    obs, reward, terminated, _, _ = env.step(wrong_one)
+    assert reward == pytest.approx(2 / 3) and not terminated
+    assert env.step(obs.argmax(axis=1))[1:3] == (1.0, True)
+    with pytest.raises(ValueError, match=r"3 ints in \[0, 4\), one per agent"):
+        env.step([0, 1])
+    with pytest.raises(ValueError, match="n_agents >= 2"):
+        CooperativeIdentityEnv(n_agents=1)
 
 
 class GoodConfig(AlgorithmConfig):

@@ -29,13 +29,12 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "parl-algos-ac": ("A2C", "DDPG", "TD3", "SAC"),
     "parl-algos-impala": ("IMPALA",),
     "parl-algos-es": ("ES", "CMAES", "GA"),
+    "parl-algos-marl": ("MADDPG", "QMIX", "MAPPO"),
 }
 # PARL 2.x algorithms that no family ships (yet), with the family they would belong to.
 PARL2_ONLY: dict[str, str] = {
-    "QMIX": "parl-algos-dqn",
     "OAC": "parl-algos-ac",
     "CQL": "parl-algos-ac",
-    "MADDPG": "parl-algos-ac",
 }
 FIRST_PARTY: dict[str, str] = {
     **{name: family for family, names in FAMILIES.items() for name in names},

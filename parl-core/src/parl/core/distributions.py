@@ -31,7 +31,7 @@ import math
 import paddle
 import paddle.nn.functional as F
 
-__all__ = ["Categorical", "DiagGaussian", "Distribution", "TanhGaussian"]
+__all__ = ["Categorical", "DiagGaussian", "Distribution", "GumbelSoftmax", "TanhGaussian"]
 
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 _LOG_2 = math.log(2.0)
@@ -130,6 +130,39 @@ class Categorical(Distribution):
 
     def mode(self) -> paddle.Tensor:
         return self.logits.argmax(axis=-1)
+
+
+class GumbelSoftmax(Categorical):
+    """A categorical distribution with a relaxed, reparameterised one-hot sample.
+
+    :meth:`rsample` draws ``softmax((logits + g) / temperature)`` with Gumbel noise
+    ``g = -log(-log U)``, ``U ~ Uniform(0, 1)`` (Jang et al. 2017; Maddison et al. 2017): a
+    point of the simplex that gradients flow through, as MADDPG's discrete policies use (PARL's
+    ``SoftCategoricalDistribution`` at temperature 1). ``log_prob``, ``entropy``, ``kl`` and
+    ``sample`` are the underlying categorical's; :meth:`mode` is the one-hot of the argmax.
+
+    Args:
+        logits: ``[*batch, n_actions]``.
+        temperature: the softmax temperature, > 0; lower is closer to one-hot.
+    """
+
+    def __init__(self, logits: paddle.Tensor, temperature: float = 1.0) -> None:
+        if not temperature > 0:
+            raise ValueError(f"GumbelSoftmax needs a temperature > 0, got {temperature}")
+        super().__init__(logits)
+        self.temperature = float(temperature)
+
+    def rsample(self) -> paddle.Tensor:
+        """A relaxed one-hot ``[*batch, n_actions]`` whose gradients reach the logits."""
+        uniform = paddle.uniform(self.logits.shape, self.logits.dtype, min=1e-10, max=1.0)
+        gumbel = -paddle.log(-paddle.log(uniform))
+        return F.softmax((self.logits + gumbel) / self.temperature, axis=-1)
+
+    def mode(self) -> paddle.Tensor:
+        """The one-hot of the most likely action ``[*batch, n_actions]``."""
+        return F.one_hot(self.logits.argmax(axis=-1), self.logits.shape[-1]).astype(
+            self.logits.dtype
+        )
 
 
 class DiagGaussian(Distribution):

@@ -1,5 +1,7 @@
 """A public kit for plugin authors: contract tests, conformance check, identity envs.
 
+:class:`CooperativeIdentityEnv` is the multi-agent identity game for multi-agent families.
+
 :class:`AlgorithmContract` is a pytest base class that gives an algorithm family the standard
 test suite (smoke, identity-env learning, determinism, save/restore, checkpoint-resume, bad
 input) from a few hooks; :func:`check_algorithm` checks the plugin contract of one class;
@@ -22,13 +24,14 @@ if TYPE_CHECKING:
     from parl.core.algorithm import Algorithm
     from parl.testing.conformance import ConformanceError, check_algorithm
     from parl.testing.contract import AlgorithmContract, BadInput, identity_score, training_state
-    from parl.testing.envs import IdentityEnv, IdentityEnvBox
+    from parl.testing.envs import CooperativeIdentityEnv, IdentityEnv, IdentityEnvBox
     from parl.testing.models import LinearModel
 
 __all__ = [
     "AlgorithmContract",
     "BadInput",
     "ConformanceError",
+    "CooperativeIdentityEnv",
     "IdentityEnv",
     "IdentityEnvBox",
     "LinearModel",
@@ -45,6 +48,7 @@ _LAZY = {
     "training_state": "parl.testing.contract",
     "ConformanceError": "parl.testing.conformance",
     "check_algorithm": "parl.testing.conformance",
+    "CooperativeIdentityEnv": "parl.testing.envs",
     "IdentityEnv": "parl.testing.envs",
     "IdentityEnvBox": "parl.testing.envs",
     "LinearModel": "parl.testing.models",

@@ -102,3 +102,51 @@ class IdentityEnvBox(_IdentityTask):
         if act.shape != (self.dim,):
             raise ValueError(f"action must have shape ({self.dim},), got {np.shape(action)}")
         return -float(np.mean((act - self._obs) ** 2))
+
+
+class CooperativeIdentityEnv(_IdentityTask):
+    """A cooperative multi-agent identity game: every agent must name its own target.
+
+    Each of ``n_agents`` agents sees a one-hot of its own target (the observation is
+    ``[n_agents, n]``, row ``i`` agent ``i``'s); the team shares one reward, the fraction of
+    agents that named their target, so the best return is ``episode_length`` and a random team
+    gets ``episode_length / n``. Actions are ``MultiDiscrete([n] * n_agents)``, one per agent;
+    :meth:`state` (the global state a centralised critic or mixer sees) is the observation
+    flattened. For the contract tests of multi-agent families (QMIX, MAPPO).
+
+    Args:
+        n_agents: number of agents, >= 2.
+        n: number of targets (and actions) per agent, >= 2.
+        episode_length: steps per episode.
+    """
+
+    def __init__(self, n_agents: int = 2, n: int = 3, episode_length: int = 5) -> None:
+        super().__init__(episode_length)
+        self.n_agents = positive_int("n_agents", n_agents)
+        self.n = positive_int("n", n)
+        if self.n_agents < 2 or self.n < 2:
+            raise ValueError(
+                f"CooperativeIdentityEnv needs n_agents >= 2 and n >= 2, got {n_agents} and {n}"
+            )
+        self.observation_space = gym.spaces.Box(0.0, 1.0, (n_agents, n), np.float32)
+        self.action_space = gym.spaces.MultiDiscrete([n] * n_agents)
+        self._targets = np.zeros(n_agents, np.int64)
+
+    def state(self) -> np.ndarray:
+        """The global state: every agent's observation, flattened."""
+        return np.eye(self.n, dtype=np.float32)[self._targets].reshape(-1)
+
+    def _observe(self) -> np.ndarray:
+        self._targets = self.np_random.integers(self.n, size=self.n_agents)
+        return np.eye(self.n, dtype=np.float32)[self._targets]
+
+    def _reward(self, action: Any) -> float:
+        actions = np.asarray(action)
+        if actions.shape != (self.n_agents,) or not self.action_space.contains(
+            actions.astype(np.int64)
+        ):
+            raise ValueError(
+                f"action must be {self.n_agents} ints in [0, {self.n}), one per agent, got "
+                f"{action!r}"
+            )
+        return float(np.mean(actions == self._targets))

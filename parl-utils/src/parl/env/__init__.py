@@ -1,8 +1,9 @@
 """PARL 2.x's ``parl.env`` on gymnasium: old-API compatibility, action mapping, env wrappers.
 
 As in PARL, the package exports the contents of ``compat_wrappers``, ``continuous_wrappers`` and
-``vector_env``; ``parl.env.mujoco_wrappers`` (``wrap_rms``) and ``parl.env.atari_wrappers``
-(``wrap_deepmind``) are imported by their module path.
+``vector_env``; ``parl.env.mujoco_wrappers`` (``wrap_rms``), ``parl.env.atari_wrappers``
+(``wrap_deepmind``) and ``parl.env.multiagent_env`` (``MAenv``, extra ``[multiagent]``) are
+imported by their module path.
 
 Examples:
     >>> import gymnasium as gym

@@ -1,0 +1,219 @@
+"""Train QMIX on a cooperative particle environment (simple_spread by default).
+
+``python examples/QMIX/train.py`` trains three agents on ``simple_spread`` with PyMARL's QMIX
+settings (``--help`` lists every flag). Needs ``pip install "parl-algos-marl[mpe]"``. PARL's
+QMIX example runs on StarCraft II (SMAC), whose game binary no package provides; the particle
+scenarios install with pip.
+
+The agents share one GRU network that sees an agent's observation and its one-hot id; the
+mixer sees the env's global state. Whole episodes go into an
+:class:`parl_algos_marl.EpisodeReplayBuffer`; after each episode the agent learns from a batch
+of them and copies its networks into the targets every ``update_target_interval`` learn steps.
+The 25-step time limit is a truncation (``terminated = 0``), so the last step bootstraps.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+
+import parl
+from parl.env.multiagent_env import MAenv, ParallelEnvAdapter, TeamEnv
+from parl.utils import (
+    Callback,
+    EvalTracker,
+    RunResult,
+    make_vector_env,
+    parse_args,
+    progress_bar,
+    save_config,
+    summary,
+)
+
+import gymnasium as gym
+import numpy as np
+
+from parl_algos_marl import EpisodeReplayBuffer, QMIXAgent, QMixerModel, RNNAgentModel
+
+
+@dataclasses.dataclass(frozen=True)
+class Args:
+    """QMIX (a shared recurrent agent network and a monotonic mixer) on a particle scenario."""
+
+    env_id: str = "simple_spread"
+    """PARL's particle scenario with one observation size for all agents."""
+    max_cycles: int = 25
+    """Steps per episode."""
+    seed: int = 0
+    """Seeds paddle, numpy, the environment, the buffer and exploration."""
+    total_steps: int = 200_000
+    """Environment steps."""
+    rnn_hidden_dim: int = 64
+    """Width of the agent network and its GRU state."""
+    mixing_embed_dim: int = 32
+    """Width of the mixer's hidden layer."""
+    hypernet_dim: int = 64
+    """Width of the hypernetworks' hidden layer."""
+    lr: float = 5e-4
+    """RMSProp's learning rate."""
+    gamma: float = 0.99
+    """Discount factor."""
+    double_q: bool = True
+    """Double Q-learning targets."""
+    clip_grad_norm: float = 10.0
+    """Global gradient-norm clip."""
+    buffer_episodes: int = 5_000
+    """Episodes kept in the replay buffer."""
+    batch_episodes: int = 32
+    """Episodes per learn step."""
+    update_target_interval: int = 200
+    """Learn steps between target copies."""
+    exploration_start: float = 1.0
+    """Epsilon at the start."""
+    exploration_end: float = 0.05
+    """Epsilon after exploration_steps."""
+    exploration_steps: int = 50_000
+    """Environment steps over which epsilon anneals."""
+    log_every: int = 5_000
+    """Environment steps between logged losses."""
+    eval_every: int = 10_000
+    """Environment steps between greedy evaluations."""
+    eval_episodes: int = 10
+    """Episodes per evaluation."""
+    target: float | None = None
+    """The evaluation return whose first reach is reported."""
+    logdir: str | None = None
+    """Run directory (config, metrics, checkpoints); runs/QMIX_<env>_seed<seed> if None."""
+    quiet: bool = False
+    """Hide the progress bar."""
+
+
+def make_env(args: Args) -> ParallelEnvAdapter:
+    """The scenario with PARL's settings, as lists with one entry per agent."""
+    return MAenv(args.env_id, max_cycles=args.max_cycles)
+
+
+def with_ids(obs: np.ndarray) -> np.ndarray:
+    """Append each agent's one-hot id to its observation: ``[..., n, obs] → [..., n, obs+n]``."""
+    n = obs.shape[-2]
+    ids = np.broadcast_to(np.eye(n, dtype=np.float32), (*obs.shape[:-1], n))
+    return np.concatenate([obs, ids], axis=-1)
+
+
+class GreedyTeam:
+    """The greedy policy on a vector env of :class:`TeamEnv`: a tuple of observations per
+    agent in, a tuple of actions out; the GRU state restarts with every (fixed-length) episode."""
+
+    def __init__(self, agent: QMIXAgent, max_cycles: int) -> None:
+        self.agent, self.max_cycles, self.calls = agent, max_cycles, 0
+
+    def __call__(self, obs_n: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+        if self.calls % self.max_cycles == 0:
+            self.agent.reset_agent()
+        self.calls += 1
+        actions = self.agent.predict(with_ids(np.stack(obs_n, axis=1)))
+        return tuple(actions.T)
+
+
+def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
+    """Train with ``args``; ``callbacks`` see every step, evaluation and checkpoint."""
+    run_dir = Path(args.logdir or f"runs/QMIX_{args.env_id}_seed{args.seed}")
+    save_config(args, run_dir)
+    summary.set_logdir(run_dir)
+    parl.set_seed(args.seed)
+
+    env = make_env(args)
+    obs_dims, n_actions = set(env.obs_shape_n), set(env.act_shape_n)
+    if len(obs_dims) != 1 or len(n_actions) != 1 or env.continuous_actions:
+        raise ValueError(
+            f"{args.env_id} gives its agents observation sizes {env.obs_shape_n} and actions "
+            f"{env.act_shape_n}; QMIX's shared network needs one size of each and discrete "
+            "actions (e.g. simple_spread)"
+        )
+    obs_dim, n_act, n, state_dim = obs_dims.pop(), n_actions.pop(), env.n, env.state_space.shape[0]
+    algorithm = parl.algorithms.get("QMIX")(
+        RNNAgentModel(obs_dim + n, n_act, args.rnn_hidden_dim),
+        QMixerModel(n, state_dim, args.mixing_embed_dim, args.hypernet_dim),
+        double_q=args.double_q,
+        gamma=args.gamma,
+        lr=args.lr,
+        clip_grad_norm=args.clip_grad_norm,
+    )
+    agent = QMIXAgent(
+        algorithm,
+        n_act,
+        args.exploration_start,
+        args.exploration_end,
+        args.exploration_steps,
+        args.update_target_interval,
+        seed=args.seed,
+    )
+    buffer = EpisodeReplayBuffer(
+        args.buffer_episodes, args.max_cycles, n, obs_dim + n, state_dim, n_act, seed=args.seed
+    )
+    tracker = EvalTracker(
+        agent,
+        make_vector_env(
+            lambda: gym.wrappers.RecordEpisodeStatistics(TeamEnv(make_env(args))),
+            args.eval_episodes,
+        ),
+        eval_every=args.eval_every,
+        eval_episodes=args.eval_episodes,
+        seed=args.seed,
+        run_dir=run_dir,
+        env_id=args.env_id,
+        target=args.target,
+        callbacks=callbacks,
+        policy=GreedyTeam(agent, args.max_cycles),
+    )
+
+    available = np.ones((n, n_act), np.float32)  # particle agents may always take every action
+    step, seed = 0, args.seed
+    returns: list[float] = []
+    losses: list[float] = []
+    next_log = args.log_every
+    bar = progress_bar(args.total_steps, f"QMIX {args.env_id}", disable=args.quiet)
+    stop = False
+    while step < args.total_steps and not stop:
+        obs_n, _ = env.reset(seed=seed)
+        seed = None  # the first reset seeds the env's generator; later episodes continue it
+        agent.reset_agent()
+        states, observations, actions, rewards, terminals = [env.state()], [], [], [], []
+        observations.append(with_ids(np.stack(obs_n)))
+        done = False
+        while not done:
+            action = agent.sample(observations[-1], available)
+            obs_n, reward_n, terminated_n, truncated_n, _ = env.step(list(action))
+            actions.append(action)
+            rewards.append(float(np.mean(reward_n)))
+            terminals.append(all(terminated_n))
+            observations.append(with_ids(np.stack(obs_n)))
+            states.append(env.state())
+            done = all(terminated_n) or any(truncated_n)
+            step += 1
+            bar.update(1)
+        everything_available = np.ones((len(actions) + 1, n, n_act))
+        buffer.add(states, observations, everything_available, actions, rewards, terminals)
+        returns.append(float(np.sum(rewards)) * n)
+        if len(buffer) >= args.batch_episodes:
+            losses.append(agent.learn(*buffer.sample_batch(args.batch_episodes))[0])
+        metrics = {}
+        if step >= next_log:
+            next_log += args.log_every
+            metrics["charts/episodic_return"] = float(np.mean(returns))
+            metrics["charts/epsilon"] = agent.epsilon
+            returns.clear()
+            if losses:
+                metrics["losses/td_loss"] = float(np.mean(losses))
+                losses.clear()
+        stop = tracker.update(step, metrics)
+    bar.close()
+    result = tracker.finish(step, algo="QMIX")
+    env.close()
+    summary.close()
+    return result
+
+
+if __name__ == "__main__":
+    print(train(parse_args(Args)).summary())

@@ -1,0 +1,201 @@
+"""Ready-made models for the multi-agent algorithms, following their model contracts.
+
+* :class:`MAModel` for MADDPG: a decentralised actor and a centralised critic on every agent's
+  observation and action (PARL 2.x's ``MAModel``);
+* :class:`RNNAgentModel` and :class:`QMixerModel` for QMIX: a GRU agent network shared by the
+  agents, and the monotonic mixer whose weights come from hypernetworks on the global state;
+* :class:`MAPPOModel` for MAPPO: a policy on an agent's observation and a value on the global
+  state.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+
+import parl
+from parl.core.validation import positive_int
+
+import paddle
+import paddle.nn.functional as F
+
+__all__ = ["MAModel", "MAPPOModel", "QMixerModel", "RNNAgentModel", "mlp"]
+
+# Bounds of a continuous actor's log standard deviation.
+LOG_STD_MIN, LOG_STD_MAX = -20.0, 2.0
+
+
+def mlp(in_dim: int, out_dim: int, hidden_sizes: Sequence[int]) -> paddle.nn.Sequential:
+    """A ReLU MLP ``in_dim → hidden_sizes → out_dim`` with a linear output."""
+    sizes = [positive_int("in_dim", in_dim), *hidden_sizes, positive_int("out_dim", out_dim)]
+    layers: list[paddle.nn.Layer] = []
+    for fan_in, fan_out in itertools.pairwise(sizes):
+        layers += [paddle.nn.Linear(fan_in, fan_out), paddle.nn.ReLU()]
+    return paddle.nn.Sequential(*layers[:-1])
+
+
+class MAModel(parl.Model):
+    """One MADDPG agent's actor and centralised critic (two 64-unit ReLU layers each, as PARL).
+
+    ``policy(obs)`` gives logits ``[B, act_dim]`` for a discrete action space, or
+    ``(mean, log_std)`` for a continuous one; ``value(obs_n, act_n)`` gives ``Q [B]`` from the
+    lists of every agent's observations and actions.
+
+    Args:
+        obs_dim: this agent's observation size.
+        act_dim: this agent's action size (the number of discrete actions).
+        critic_in_dim: the sum of every agent's observation and action sizes.
+        continuous_actions: whether the policy is a Gaussian instead of logits.
+        hidden_sizes: the widths of both networks' hidden layers.
+    """
+
+    def __init__(
+        self,
+        obs_dim: int,
+        act_dim: int,
+        critic_in_dim: int,
+        continuous_actions: bool = False,
+        hidden_sizes: Sequence[int] = (64, 64),
+    ) -> None:
+        super().__init__()
+        self.continuous_actions = continuous_actions
+        self.act_dim = positive_int("act_dim", act_dim)
+        outputs = 2 * act_dim if continuous_actions else act_dim
+        self.actor_model = mlp(obs_dim, outputs, hidden_sizes)
+        self.critic_model = mlp(critic_in_dim, 1, hidden_sizes)
+
+    def policy(self, obs: paddle.Tensor) -> paddle.Tensor | tuple[paddle.Tensor, paddle.Tensor]:
+        out = self.actor_model(obs)
+        if not self.continuous_actions:
+            return out
+        mean, log_std = paddle.split(out, 2, axis=-1)
+        return mean, log_std.clip(LOG_STD_MIN, LOG_STD_MAX)
+
+    def value(
+        self, obs_n: Sequence[paddle.Tensor], act_n: Sequence[paddle.Tensor]
+    ) -> paddle.Tensor:
+        return self.critic_model(paddle.concat([*obs_n, *act_n], axis=-1)).squeeze(-1)
+
+    def get_actor_params(self) -> list[paddle.Tensor]:
+        return self.actor_model.parameters()
+
+    def get_critic_params(self) -> list[paddle.Tensor]:
+        return self.critic_model.parameters()
+
+
+class RNNAgentModel(parl.Model):
+    """QMIX's agent network, shared by the agents: ``Linear → ReLU → GRUCell → Linear``.
+
+    ``forward(obs, hidden)`` takes observations ``[N, obs_dim]`` and hidden states
+    ``[N, hidden_dim]`` (``N`` = batch × agents) and returns ``(q [N, n_actions], hidden)``;
+    ``init_hidden()`` is the hidden state of an episode's start, ``[1, hidden_dim]``.
+
+    Args:
+        obs_dim: an agent's observation size (with its one-hot id where the caller adds one).
+        n_actions: the number of actions.
+        hidden_dim: the width of the layers and the GRU state (PyMARL: 64).
+    """
+
+    def __init__(self, obs_dim: int, n_actions: int, hidden_dim: int = 64) -> None:
+        super().__init__()
+        self.hidden_dim = positive_int("hidden_dim", hidden_dim)
+        self.fc1 = paddle.nn.Linear(positive_int("obs_dim", obs_dim), hidden_dim)
+        self.rnn = paddle.nn.GRUCell(hidden_dim, hidden_dim)
+        self.fc2 = paddle.nn.Linear(hidden_dim, positive_int("n_actions", n_actions))
+
+    def init_hidden(self) -> paddle.Tensor:
+        return paddle.zeros([1, self.hidden_dim])
+
+    def forward(
+        self, obs: paddle.Tensor, hidden: paddle.Tensor
+    ) -> tuple[paddle.Tensor, paddle.Tensor]:
+        x = F.relu(self.fc1(obs))
+        hidden, _ = self.rnn(x, hidden.reshape([-1, self.hidden_dim]))
+        return self.fc2(hidden), hidden
+
+
+class QMixerModel(parl.Model):
+    """QMIX's monotonic mixer: ``Q_tot = elu(q·|W1(s)| + b1(s))·|w2(s)| + V(s)``.
+
+    The mixing weights come from hypernetworks on the global state ``s`` and pass through
+    ``abs``, so ``Q_tot`` never decreases when an agent's ``q`` grows (Rashid et al. 2018,
+    eq. 5): each agent's greedy action is then the team's. ``forward(agent_qs [B, T, n],
+    states [B, T, state_dim])`` returns ``[B, T, 1]``.
+
+    Args:
+        n_agents: the number of agents (QMIX reads it as ``qmixer_model.n_agents``).
+        state_dim: the global state's size.
+        embed_dim: the mixing layer's width (PyMARL: 32).
+        hypernet_dim: the width of the weight hypernetworks' hidden layer (PyMARL: 64).
+    """
+
+    def __init__(
+        self, n_agents: int, state_dim: int, embed_dim: int = 32, hypernet_dim: int = 64
+    ) -> None:
+        super().__init__()
+        self.n_agents = positive_int("n_agents", n_agents)
+        self.embed_dim = positive_int("embed_dim", embed_dim)
+        self.hyper_w1 = mlp(state_dim, n_agents * embed_dim, (hypernet_dim,))
+        self.hyper_b1 = paddle.nn.Linear(state_dim, embed_dim)
+        self.hyper_w2 = mlp(state_dim, embed_dim, (hypernet_dim,))
+        self.hyper_v = mlp(state_dim, 1, (embed_dim,))
+
+    def forward(self, agent_qs: paddle.Tensor, states: paddle.Tensor) -> paddle.Tensor:
+        batch, steps = agent_qs.shape[0], agent_qs.shape[1]
+        s = states.reshape([batch * steps, -1])
+        qs = agent_qs.reshape([batch * steps, 1, self.n_agents])
+        w1 = self.hyper_w1(s).abs().reshape([-1, self.n_agents, self.embed_dim])
+        b1 = self.hyper_b1(s).reshape([-1, 1, self.embed_dim])
+        hidden = F.elu(paddle.bmm(qs, w1) + b1)
+        w2 = self.hyper_w2(s).abs().reshape([-1, self.embed_dim, 1])
+        v = self.hyper_v(s).reshape([-1, 1, 1])
+        return (paddle.bmm(hidden, w2) + v).reshape([batch, steps, 1])
+
+
+class MAPPOModel(parl.Model):
+    """MAPPO's actor(s) and centralised critic on rows ``[obs_i, one_hot(i), global_state]``.
+
+    ``policy(rows)`` gives logits ``[B, n_actions]`` from the first ``obs_dim + n_agents``
+    columns (rows without the state work too); ``value(rows)`` gives ``[B]`` from the id and
+    the state. With ``shared_policy`` one actor sees ``[obs_i, one_hot(i)]``; without it each
+    agent has an actor of its own, chosen by the id (each learns only from its agent's rows).
+
+    Args:
+        obs_dim: an agent's observation size.
+        state_dim: the global state's size.
+        n_actions: actions per agent.
+        n_agents: the number of agents.
+        shared_policy: one actor for all agents (parameter sharing) or one each.
+        hidden_sizes: the widths of the actor's and critic's hidden layers.
+    """
+
+    def __init__(
+        self,
+        obs_dim: int,
+        state_dim: int,
+        n_actions: int,
+        n_agents: int,
+        shared_policy: bool = True,
+        hidden_sizes: Sequence[int] = (64, 64),
+    ) -> None:
+        super().__init__()
+        self.obs_dim = positive_int("obs_dim", obs_dim)
+        self.n_agents = positive_int("n_agents", n_agents)
+        self.shared_policy = shared_policy
+        actors = 1 if shared_policy else n_agents
+        actor_in = obs_dim + n_agents if shared_policy else obs_dim
+        self.actors = paddle.nn.LayerList(
+            [mlp(actor_in, n_actions, hidden_sizes) for _ in range(actors)]
+        )
+        self.critic = mlp(n_agents + positive_int("state_dim", state_dim), 1, hidden_sizes)
+
+    def policy(self, rows: paddle.Tensor) -> paddle.Tensor:
+        obs = rows[..., : self.obs_dim]
+        ids = rows[..., self.obs_dim : self.obs_dim + self.n_agents]
+        if self.shared_policy:
+            return self.actors[0](paddle.concat([obs, ids], axis=-1))
+        logits = paddle.stack([actor(obs) for actor in self.actors], axis=-2)
+        return (logits * ids.unsqueeze(-1)).sum(-2)
+
+    def value(self, rows: paddle.Tensor) -> paddle.Tensor:
+        return self.critic(rows[..., self.obs_dim :]).squeeze(-1)

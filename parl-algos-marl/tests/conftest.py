@@ -1,0 +1,18 @@
+"""Shared fixtures: every test starts from the same seed."""
+
+from __future__ import annotations
+
+import parl
+
+import numpy as np
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _seed() -> None:
+    parl.set_seed(0)
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    return np.random.default_rng(0)

@@ -1,0 +1,205 @@
+"""QMIX: the contract suite on the cooperative identity game, mixing and loss against numpy."""
+
+from __future__ import annotations
+
+import parl
+from parl.testing import AlgorithmContract, BadInput, CooperativeIdentityEnv
+
+import numpy as np
+import paddle
+import pytest
+
+from parl_algos_marl import QMIX, EpisodeReplayBuffer, QMIXAgent, QMixerModel, RNNAgentModel
+
+N_AGENTS, N_ACTIONS, LENGTH = 2, 3, 5
+
+
+def _random_episodes(rng, count, length=LENGTH):
+    """Episodes of the cooperative identity game under random actions, in QMIX.learn's order."""
+    buffer = EpisodeReplayBuffer(
+        count, length, N_AGENTS, N_ACTIONS, N_AGENTS * N_ACTIONS, N_ACTIONS, seed=0
+    )
+    for _ in range(count):
+        targets = rng.integers(0, N_ACTIONS, (length + 1, N_AGENTS))
+        obs = np.eye(N_ACTIONS, dtype=np.float32)[targets]
+        actions = rng.integers(0, N_ACTIONS, (length, N_AGENTS))
+        reward = (actions == targets[:-1]).mean(axis=1)
+        terminated = np.arange(length) == length - 1
+        available = np.ones((length + 1, N_AGENTS, N_ACTIONS))
+        buffer.add(obs.reshape(length + 1, -1), obs, available, actions, reward, terminated)
+    return buffer.sample_batch(count)  # a seeded draw: the batch depends on rng alone
+
+
+class TestQMIXContract(AlgorithmContract):
+    algorithm_class = QMIX
+    solved_score = 0.9
+    train_steps = 150
+    short_train_steps = 10
+
+    def make_env(self):
+        return CooperativeIdentityEnv(N_AGENTS, N_ACTIONS, episode_length=LENGTH)
+
+    def make_agent(self, seed, **config):
+        parl.set_seed(seed)
+        alg = QMIX(
+            RNNAgentModel(N_ACTIONS, N_ACTIONS, hidden_dim=32),
+            QMixerModel(N_AGENTS, N_AGENTS * N_ACTIONS, embed_dim=16, hypernet_dim=32),
+            gamma=0.5,
+            lr=5e-3,
+            **config,
+        )
+        return QMIXAgent(alg, N_ACTIONS, update_target_interval=10, seed=seed)
+
+    def learn_batch(self, agent, rng):
+        return agent.learn(*_random_episodes(rng, 16))
+
+    def bad_inputs(self, agent):
+        good = _random_episodes(np.random.default_rng(1), 4)
+        state, actions, reward, terminated, obs, available, filled = good
+        yield from (
+            BadInput(
+                "a filled mask of another length",
+                lambda: agent.learn(
+                    state, actions, reward, terminated, obs, available, filled[:, :-1]
+                ),
+                ValueError,
+                r"filled_batch must be \[4, 6, 1\] to match state_batch, got \[4, 5, 1\]",
+            ),
+            BadInput(
+                "a terminated mask that is not 0/1",
+                lambda: agent.learn(
+                    state, actions, reward, terminated * 0.5, obs, available, filled
+                ),
+                ValueError,
+                "terminated_batch must hold 0 or 1 only",
+            ),
+            BadInput(
+                "every step marked as padding",
+                lambda: agent.learn(
+                    state, actions, reward, terminated, obs, available, np.ones_like(filled)
+                ),
+                ValueError,
+                "leave no transition",
+            ),
+            BadInput(
+                "observations of three agents for a two-agent mixer",
+                lambda: agent.learn(
+                    state,
+                    actions,
+                    reward,
+                    terminated,
+                    np.concatenate([obs, obs[:, :, :1]], axis=2),
+                    available,
+                    filled,
+                ),
+                ValueError,
+                r"for 2 agents \(qmixer_model.n_agents\)",
+            ),
+            BadInput(
+                "a mixer without n_agents",
+                lambda: QMIX(RNNAgentModel(3, 3), RNNAgentModel(3, 3)),
+                ValueError,
+                "qmixer_model.n_agents",
+            ),
+            BadInput(
+                "one agent's observation to a team agent",
+                lambda: agent.predict(np.zeros(3)),
+                ValueError,
+                r"\[n_agents, obs_dim\]",
+            ),
+        )
+
+
+def _mixer_numpy(w, qs, states):
+    relu = lambda x: np.maximum(x, 0)  # noqa: E731
+    lin = lambda x, name: x @ w[f"{name}.weight"] + w[f"{name}.bias"]  # noqa: E731
+    w1 = np.abs(lin(relu(lin(states, "hyper_w1.0")), "hyper_w1.2")).reshape(len(qs), -1, 4)
+    b1 = lin(states, "hyper_b1")
+    pre = np.einsum("bn,bne->be", qs, w1) + b1
+    hidden = np.where(pre > 0, pre, np.expm1(np.minimum(pre, 0)))  # elu
+    w2 = np.abs(lin(relu(lin(states, "hyper_w2.0")), "hyper_w2.2"))
+    v = lin(relu(lin(states, "hyper_v.0")), "hyper_v.2")
+    return (hidden * w2).sum(axis=1, keepdims=True) + v
+
+
+def test_mixing_matches_numpy_and_is_monotonic(rng):
+    mixer = QMixerModel(3, 5, embed_dim=4, hypernet_dim=8)
+    qs = rng.normal(size=(2, 4, 3)).astype(np.float32)
+    states = rng.normal(size=(2, 4, 5)).astype(np.float32)
+    q_tensor = paddle.to_tensor(qs, stop_gradient=False)
+    q_tot = mixer(q_tensor, paddle.to_tensor(states))
+    expected = _mixer_numpy(mixer.get_weights(), qs.reshape(8, 3), states.reshape(8, 5))
+    np.testing.assert_allclose(q_tot.numpy().reshape(8, 1), expected, rtol=1e-5, atol=1e-6)
+    q_tot.sum().backward()
+    assert (q_tensor.grad.numpy() >= 0).all(), "Q_tot decreases in some agent's Q"
+
+
+def test_masked_td_loss_matches_numpy(rng):
+    parl.set_seed(0)
+    alg = QMIX(RNNAgentModel(3, 3, 8), QMixerModel(2, 6, 4, 8), gamma=0.9, double_q=True)
+    state, actions, reward, terminated, obs, available, filled = _random_episodes(rng, 3)
+    # Episode 1 terminates after 2 of its 5 steps (the rest is junk a mask must hide); episode 2
+    # is 3 transitions long and padded; one action of episode 0 is unavailable.
+    terminated[1, 1] = 1.0
+    filled[2, 3:] = 1.0
+    available[0, 2, 1, 0] = 0.0
+    alg.target_qmixer_model.hyper_b1.bias.set_value(paddle.full([4], 0.3))  # targets differ
+
+    def unroll(model):
+        hidden = np.zeros((6, 8), np.float32)
+        out = []
+        for t in range(obs.shape[1]):
+            q, h = model(paddle.to_tensor(obs[:, t].reshape(6, 3)), paddle.to_tensor(hidden))
+            hidden = h.numpy()
+            out.append(q.numpy().reshape(3, 2, 3))
+        return np.stack(out, axis=1)
+
+    q, q_target = unroll(alg.model), unroll(alg.target_model)
+    best = np.where(available[:, 1:] > 0, q[:, 1:], -np.inf).argmax(-1)
+    next_q = np.take_along_axis(q_target[:, 1:], best[..., None], -1)[..., 0]
+    chosen = np.take_along_axis(q[:, :-1], actions[:, :-1, :, None], -1)[..., 0]
+    mix = lambda m, x, s: m(paddle.to_tensor(x), paddle.to_tensor(s)).numpy()  # noqa: E731
+    target = reward[:, :-1] + 0.9 * (1 - terminated[:, :-1]) * mix(
+        alg.target_qmixer_model, next_q.astype(np.float32), state[:, 1:]
+    )
+    td = target - mix(alg.qmixer_model, chosen.astype(np.float32), state[:, :-1])
+    mask = np.ones_like(td)
+    mask[1, 2:] = 0.0  # after the termination (the terminating step itself counts)
+    mask[2, 3:] = 0.0  # padding
+    loss, mean_td = alg.learn(state, actions, reward, terminated, obs, available, filled)
+    np.testing.assert_allclose(loss, (td**2 * mask).sum() / mask.sum(), rtol=1e-4)
+    np.testing.assert_allclose(mean_td, (td * mask).sum() / mask.sum(), rtol=1e-4, atol=1e-6)
+
+
+def test_sample_explores_only_available_actions_and_anneals():
+    parl.set_seed(0)
+    alg = QMIX(RNNAgentModel(3, 3), QMixerModel(2, 6))
+    agent = QMIXAgent(alg, 3, exploration_steps=10, exploration_end=0.1, seed=0)
+    available = np.array([[1, 0, 0], [0, 1, 1]])
+    for _ in range(20):
+        actions = agent.sample(np.zeros((2, 3)), available)
+        assert actions[0] == 0 and actions[1] in (1, 2)
+    assert agent.epsilon == pytest.approx(0.1)
+
+
+def test_buffer_refuses_an_episode_of_the_wrong_shape():
+    buffer = EpisodeReplayBuffer(4, 3, 2, 3, 6, 3)
+    with pytest.raises(ValueError, match=r"obs must have shape \(3, 2, 3\) for an episode of 2"):
+        buffer.add(
+            np.zeros((3, 6)),
+            np.zeros((2, 2, 3)),
+            np.ones((3, 2, 3)),
+            np.zeros((2, 2), np.int64),
+            np.zeros(2),
+            np.zeros(2),
+        )
+    with pytest.raises(ValueError, match="1 to 3 transitions, got 4"):
+        buffer.add(
+            np.zeros((5, 6)),
+            np.zeros((5, 2, 3)),
+            np.ones((5, 2, 3)),
+            np.zeros((4, 2), np.int64),
+            np.zeros(4),
+            np.zeros(4),
+        )
+    assert len(buffer) == 0
