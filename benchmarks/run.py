@@ -37,6 +37,9 @@ EXAMPLES = {
     "TD3": "SAC",
     "DDPG": "SAC",
     "IMPALA": "IMPALA",
+    "ES": "ES",
+    "CMAES": "ES",
+    "GA": "ES",
 }
 
 
