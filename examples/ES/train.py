@@ -88,6 +88,8 @@ class Args:
     """Episodes per evaluation of the unperturbed policy."""
     target: float | None = 475.0
     """The evaluation return whose first reach is reported."""
+    stop_at_target: bool = False
+    """End the run at the first evaluation that reaches target."""
     logdir: str | None = None
     """Run directory (config, metrics, checkpoints); runs/<algo>_<env>_seed<seed> if None."""
     quiet: bool = False
@@ -114,9 +116,12 @@ def algorithm_options(args: Any) -> dict[str, Any]:
     }
 
 
-def build_agent(args: Any, env_spaces: tuple[gym.Space, gym.Space]) -> ESAgent:
+def build_agent(
+    args: Any, env_spaces: tuple[gym.Space, gym.Space], normalize: bool | None = None
+) -> ESAgent:
     """The policy, the algorithm (from the registry) and the agent; the actors call this too,
-    so it must build the same agent in every process."""
+    so it must build the same agent in every process. ``normalize``: observation
+    normalisation; None turns it on for Box action spaces (MuJoCo)."""
     obs_space, act_space = env_spaces
     if not isinstance(obs_space, gym.spaces.Box) or len(obs_space.shape) != 1:
         raise ValueError(
@@ -130,7 +135,6 @@ def build_agent(args: Any, env_spaces: tuple[gym.Space, gym.Space]) -> ESAgent:
         raise ValueError(f"{args.env_id}: needs Discrete or flat Box actions, got {act_space}")
     model = MLPPolicy(obs_space.shape[0], act_dim, args.hidden_sizes)
     algorithm = parl.algorithms.get(args.algo)(model, seed=args.seed, **algorithm_options(args))
-    normalize = args.normalize_observations
     if normalize is None:
         normalize = isinstance(act_space, gym.spaces.Box)
     return ESAgent(
@@ -167,7 +171,7 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
     summary.set_logdir(run_dir)
     parl.set_seed(args.seed)
 
-    make_agent = partial(build_agent, args, env_spaces(args.env_id))
+    make_agent = partial(build_agent, args, env_spaces(args.env_id), args.normalize_observations)
     agent = make_agent()
     harness = EvolutionHarness(
         agent,
@@ -190,6 +194,7 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
         run_dir=run_dir,
         env_id=args.env_id,
         target=args.target,
+        stop_at_target=args.stop_at_target,
         callbacks=callbacks,
     )
 
