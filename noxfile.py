@@ -244,7 +244,10 @@ def plugin(session: nox.Session) -> None:
 
 OFF_POLICY_TINY = ["--total-steps", "300", "--learning-starts", "100", "--eval-every", "300"]
 OFF_POLICY_TINY += ["--eval-episodes", "2", "--quiet"]
-# QuickStart, DQN and PPO run in their families' tests (which also check what they write).
+# QuickStart, DQN and PPO run in their families' tests (which also check what they write), and
+# so does ES's offline workflow (examples/ES/evokit_offline.py).
+ES_TINY = ["examples/ES/train.py", "--generations", "2", "--population-size", "8"]
+ES_TINY += ["--noise-table-size", "100000", "--eval-episodes", "2", "--quiet"]
 EXAMPLE_RUNS = [
     ["examples/IMPALA/train.py", "--num-actors", "2", "--total-steps", "1000"],
     # Atari in the learner's process: wrap_deepmind and the CNN, without a cluster's start-up;
@@ -263,6 +266,10 @@ EXAMPLE_RUNS = [
     *([f"examples/{algo}/train.py", *OFF_POLICY_TINY] for algo in ("SAC", "TD3", "DDPG")),
     # Two remote samplers on a real embedded xparl cluster.
     ["examples/A2C/train.py", "--total-steps", "1024", "--eval-every", "1024", "--quiet"],
+    # Two remote evaluation actors; CMA-ES and GA through the same interface, in one process.
+    [*ES_TINY, "--num-actors", "2"],
+    [*ES_TINY, "--algo", "CMAES", "--num-actors", "0"],
+    [*ES_TINY, "--algo", "GA", "--parents", "2", "--num-actors", "0"],
 ]
 
 
@@ -271,6 +278,7 @@ EXAMPLE_RUNS = [
 RAY_EXAMPLE_RUNS = [
     ["examples/IMPALA/train.py", "--num-actors", "2", "--total-steps", "1000"],
     ["examples/A2C/train.py", "--total-steps", "1024", "--eval-every", "1024", "--quiet"],
+    [*ES_TINY, "--num-actors", "2"],
 ]
 # Ray on 127.0.0.1 only, and no usage reports.
 RAY_LOOPBACK = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0"}

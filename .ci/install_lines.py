@@ -74,6 +74,7 @@ PROMISES: dict[str, list[str | tuple[str, ...]]] = {
     "parl-algos-ac[mujoco]": ["import gymnasium; gymnasium.make('HalfCheetah-v5').close()"],
     "parl-algos-impala": [family("IMPALA")],
     "parl-algos-es": [family("ES", "CMAES", "GA")],
+    "parl-algos-es[mujoco]": ["import gymnasium; gymnasium.make('HalfCheetah-v5').close()"],
     "acme-parl-bandit": [family("ContextualBandit")],
     "paddlepaddle": ["import paddle"],
     "pytest": [("pytest", "--version")],

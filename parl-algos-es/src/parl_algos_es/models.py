@@ -38,6 +38,7 @@ class MLPPolicy(parl.Model):
         self.layers = paddle.nn.LayerList([paddle.nn.Linear(i, o) for i, o in pairwise(sizes)])
 
     def forward(self, obs: paddle.Tensor) -> paddle.Tensor:
-        for layer in self.layers[:-1]:
-            obs = paddle.tanh(layer(obs))
-        return self.layers[-1](obs)
+        last = len(self.layers) - 1
+        for index in range(last):
+            obs = paddle.tanh(self.layers[index](obs))
+        return self.layers[last](obs)
