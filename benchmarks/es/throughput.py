@@ -23,11 +23,16 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import cloudpickle
+
 from benchmarks._report import header, load_example, markdown_table
 from parl_algos_es import EvolutionHarness
 
 HERE = Path(__file__).resolve().parent
 _example = load_example("ES")
+# The actors build their agent with the example's functions: send them by value, as cloudpickle
+# does for a script's own (this module name is not importable in the cluster's jobs).
+cloudpickle.register_pickle_by_value(_example)
 
 
 class _CountingActor:
