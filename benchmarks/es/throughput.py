@@ -23,6 +23,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import parl
+import parl.remote
+
 import cloudpickle
 
 from benchmarks._report import header, load_example, markdown_table
@@ -62,8 +65,7 @@ class MeasuredHarness(EvolutionHarness):
 
 def measure(args: Any, actors: int, generations: int) -> dict[str, float]:
     """Run one configuration; return its figures per measured generation."""
-    import parl.remote
-
+    parl.set_seed(args.seed)  # the same initial policy, so every configuration plays alike
     make_agent = partial(_example.build_agent, args, _example.env_spaces(args.env_id))
     agent = make_agent()
     harness = MeasuredHarness(agent, make_agent, args.env_id, num_actors=actors, seed=args.seed)
