@@ -38,7 +38,11 @@ def offline(monkeypatch) -> ModuleType:
 
 
 def stage_args(offline: ModuleType, workdir: Path, algo: str, stage: str):
-    options = {"ES": {"noise_table_size": 10_000}, "CMAES": {"noise_stdev": 0.5}}[algo]
+    options = {
+        "ES": {"noise_table_size": 10_000},
+        "CMAES": {"noise_stdev": 0.5},
+        "GA": {"parents": 2},
+    }[algo]
     return offline.Args(
         stage=stage,
         workdir=str(workdir),
@@ -49,7 +53,7 @@ def stage_args(offline: ModuleType, workdir: Path, algo: str, stage: str):
     )
 
 
-@pytest.mark.parametrize("algo", ["ES", "CMAES"])
+@pytest.mark.parametrize("algo", ["ES", "CMAES", "GA"])
 def test_offline_update_uses_exactly_the_logged_rewards(offline, tmp_path, algo) -> None:
     for stage in ("init", "sample", "update"):
         offline.main(stage_args(offline, tmp_path, algo, stage))
