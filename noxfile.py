@@ -248,7 +248,10 @@ OFF_POLICY_TINY = ["--total-steps", "300", "--learning-starts", "100", "--eval-e
 OFF_POLICY_TINY += ["--eval-episodes", "2", "--quiet"]
 MARL_TINY = ["--total-steps", "300", "--eval-every", "150", "--eval-episodes", "2", "--quiet"]
 MADDPG_TINY = ["--batch-size", "32", "--min-memory-size", "64", "--learn-every", "10"]
-# QuickStart, DQN and PPO run in their families' tests (which also check what they write).
+# QuickStart, DQN and PPO run in their families' tests (which also check what they write), and
+# so does ES's offline workflow (examples/ES/evokit_offline.py).
+ES_TINY = ["examples/ES/train.py", "--generations", "2", "--population-size", "8"]
+ES_TINY += ["--noise-table-size", "100000", "--eval-episodes", "2", "--quiet"]
 EXAMPLE_RUNS = [
     ["examples/IMPALA/train.py", "--num-actors", "2", "--total-steps", "1000"],
     # Atari in the learner's process: wrap_deepmind and the CNN, without a cluster's start-up;
@@ -272,6 +275,10 @@ EXAMPLE_RUNS = [
     ["examples/MADDPG/train.py", *MARL_TINY, *MADDPG_TINY, "--continuous-actions"],
     ["examples/QMIX/train.py", *MARL_TINY, "--batch-episodes", "4"],
     ["examples/MAPPO/train.py", *MARL_TINY, "--num-envs", "2", "--num-steps", "75"],
+    # Two remote evaluation actors; CMA-ES and GA through the same interface, in one process.
+    [*ES_TINY, "--num-actors", "2"],
+    [*ES_TINY, "--algo", "CMAES", "--num-actors", "0"],
+    [*ES_TINY, "--algo", "GA", "--parents", "2", "--num-actors", "0"],
 ]
 
 
@@ -280,6 +287,7 @@ EXAMPLE_RUNS = [
 RAY_EXAMPLE_RUNS = [
     ["examples/IMPALA/train.py", "--num-actors", "2", "--total-steps", "1000"],
     ["examples/A2C/train.py", "--total-steps", "1024", "--eval-every", "1024", "--quiet"],
+    [*ES_TINY, "--num-actors", "2"],
 ]
 # Ray on 127.0.0.1 only, and no usage reports.
 RAY_LOOPBACK = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0"}

@@ -81,6 +81,7 @@ PROMISES: dict[str, list[str | tuple[str, ...]]] = {
     "parl-algos-marl[mpe]": [
         "from parl.env.multiagent_env import MAenv; MAenv('simple_spread').close()"
     ],
+    "parl-algos-es[mujoco]": ["import gymnasium; gymnasium.make('HalfCheetah-v5').close()"],
     "acme-parl-bandit": [family("ContextualBandit")],
     "paddlepaddle": ["import paddle"],
     "pytest": [("pytest", "--version")],

@@ -40,6 +40,9 @@ EXAMPLES = {
     "MADDPG": "MADDPG",
     "QMIX": "QMIX",
     "MAPPO": "MAPPO",
+    "ES": "ES",
+    "CMAES": "ES",
+    "GA": "ES",
 }
 
 

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from parl_algos_es.flat import FlatParameters
     from parl_algos_es.ga import GA, GAConfig
     from parl_algos_es.harness import EvolutionHarness, GenerationTimeoutError
+    from parl_algos_es.models import MLPPolicy
     from parl_algos_es.noise import SharedNoiseTable, shared_noise_table
     from parl_algos_es.obs_stats import ObservationMoments, ObservationStats
     from parl_algos_es.optimizers import SGD, Adam, FlatOptimizer, Momentum, make_optimizer
@@ -42,6 +43,7 @@ __all__ = [
     "FlatParameters",
     "GAConfig",
     "GenerationTimeoutError",
+    "MLPPolicy",
     "Momentum",
     "ObservationMoments",
     "ObservationStats",
@@ -64,6 +66,7 @@ _MODULES = {
     "GAConfig": "ga",
     "EvolutionHarness": "harness",
     "GenerationTimeoutError": "harness",
+    "MLPPolicy": "models",
     "SharedNoiseTable": "noise",
     "shared_noise_table": "noise",
     "ObservationMoments": "obs_stats",

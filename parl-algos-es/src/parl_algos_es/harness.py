@@ -152,6 +152,7 @@ class GenerationResult:
     """The algorithm's statistics (``reward_mean``, ``reward_max``, …)."""
     env_steps: int
     wall_s: float
+    """Seconds from asking to the end of telling (starting the first actors not counted)."""
     learner_s: float
     """Of ``wall_s``, the time the learner spent asking, telling and merging."""
     contributors: set[int]
@@ -407,9 +408,9 @@ class EvolutionHarness:
                 algorithm was not updated.
         """
         self._check_mode(self.mode)  # the attribute may have been switched since __init__
-        start = time.perf_counter()
         deadline = time.monotonic() + self.timeout_s
         self._start(deadline)
+        start = time.perf_counter()  # starting the cluster and the actors is not a generation's
         alg = self.agent.alg
         if self.mode == "async":
             population = alg.config.population_size  # type: ignore[attr-defined]  # ES's

@@ -1,0 +1,44 @@
+"""``MLPPolicy``: the small deterministic policy evolution strategies search over."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import pairwise
+
+import parl
+
+import paddle
+
+__all__ = ["MLPPolicy"]
+
+
+class MLPPolicy(parl.Model):
+    """``obs → [Linear → tanh] × len(hidden_sizes) → Linear``: action logits or means.
+
+    Salimans et al. used two tanh layers of 64 units on MuJoCo; ``hidden_sizes=()`` is a
+    linear policy, enough for CartPole. It lives in the package (not in an example script) so
+    that remote actors import it by name.
+
+    Args:
+        obs_dim: size of a flat observation.
+        act_dim: number of discrete actions (logits) or the size of a Box action.
+        hidden_sizes: widths of the tanh hidden layers.
+
+    Examples:
+        >>> policy = MLPPolicy(4, 2, hidden_sizes=(8,))
+        >>> [name for name, _ in policy.named_parameters()]
+        ['layers.0.weight', 'layers.0.bias', 'layers.1.weight', 'layers.1.bias']
+    """
+
+    def __init__(self, obs_dim: int, act_dim: int, hidden_sizes: Sequence[int] = (64, 64)) -> None:
+        super().__init__()
+        sizes = [obs_dim, *hidden_sizes, act_dim]
+        if min(sizes) < 1:
+            raise ValueError(f"layer sizes must be >= 1, got {sizes} (obs, hidden…, act)")
+        self.layers = paddle.nn.LayerList([paddle.nn.Linear(i, o) for i, o in pairwise(sizes)])
+
+    def forward(self, obs: paddle.Tensor) -> paddle.Tensor:
+        last = len(self.layers) - 1
+        for index in range(last):
+            obs = paddle.tanh(self.layers[index](obs))
+        return self.layers[last](obs)
