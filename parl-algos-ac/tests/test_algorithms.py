@@ -1,4 +1,4 @@
-"""A2C, DDPG, TD3 and SAC through the contract test suite, and what only they have."""
+"""A2C, DDPG, TD3, SAC and OAC through the contract test suite, and what only they have."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import pytest
 from parl_algos_ac import (
     A2C,
     DDPG,
+    OAC,
     SAC,
     TD3,
     A2CAgent,
@@ -41,7 +42,8 @@ class ContinuousContract(AlgorithmContract):
     def make_agent(self, seed, **config):
         parl.set_seed(seed)
         critics = 1 if self.algorithm_class is DDPG else 2
-        network = GaussianActorCritic if self.algorithm_class is SAC else DeterministicActorCritic
+        stochastic = issubclass(self.algorithm_class, SAC)
+        network = GaussianActorCritic if stochastic else DeterministicActorCritic
         model = network(1, 1, hidden_sizes=(32, 32), num_critics=critics)
         algorithm = self.algorithm_class(
             model, gamma=0.5, actor_lr=3e-3, critic_lr=3e-3, **self.options, **config
@@ -120,6 +122,11 @@ class TestSACContract(ContinuousContract):
 class TestSACAutoAlphaContract(ContinuousContract):
     algorithm_class = SAC
     options: ClassVar[dict] = {"alpha": "auto", "initial_alpha": 0.05}
+
+
+class TestOACContract(ContinuousContract):
+    algorithm_class = OAC
+    options: ClassVar[dict] = {"alpha": 0.01, "beta": 2.0, "delta": 0.5}
 
 
 class TestA2CContract(AlgorithmContract):

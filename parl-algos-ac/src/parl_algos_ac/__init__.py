@@ -1,4 +1,4 @@
-"""Actor-critic algorithms for PARL: A2C, DDPG, TD3 and SAC (with automatic entropy tuning).
+"""Actor-critic algorithms for PARL: A2C, DDPG, TD3, SAC (with automatic entropy tuning) and OAC.
 
 Users normally reach the algorithms through the registry::
 
@@ -15,12 +15,14 @@ from parl_algos_ac.models import (
     EnsembleMLP,
     GaussianActorCritic,
 )
+from parl_algos_ac.oac import OAC, OACConfig
 from parl_algos_ac.sac import SAC, SACConfig
 from parl_algos_ac.td3 import TD3, TD3Config
 
 __all__ = [
     "A2C",
     "DDPG",
+    "OAC",
     "SAC",
     "TD3",
     "A2CAgent",
@@ -31,6 +33,7 @@ __all__ = [
     "DiscreteActorCritic",
     "EnsembleMLP",
     "GaussianActorCritic",
+    "OACConfig",
     "SACConfig",
     "TD3Config",
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import parl
 from parl.core.batch import BatchLike, to_tensor
@@ -75,7 +75,7 @@ class SAC(DDPG):
         1.0
     """
 
-    Config = SACConfig
+    Config: ClassVar[type[AlgorithmConfig]] = SACConfig
     config: SACConfig
     checkpoint_state = ("log_alpha",)
 
