@@ -13,7 +13,7 @@ from numpy.typing import ArrayLike
 from parl_algos_ac.a2c import A2C
 from parl_algos_ac.ddpg import DDPG
 from parl_algos_ac.oac import OAC
-from parl_algos_ac.sac import SAC
+from parl_algos_ac.sac import TanhGaussianActing
 
 __all__ = ["A2CAgent", "ContinuousAgent"]
 
@@ -67,7 +67,7 @@ class ContinuousAgent(parl.Agent):
         """Exploratory action(s), shaped as :meth:`predict`'s."""
         if isinstance(self.alg, OAC):
             return self.alg.get_optimistic_exploration_action(_tensor(obs)).numpy()
-        if isinstance(self.alg, SAC):
+        if isinstance(self.alg, TanhGaussianActing):
             return self.alg.sample(_tensor(obs))[0].numpy()
         action = self.predict(obs)
         noise = self.rng.normal(0.0, self.expl_noise, size=action.shape)

@@ -21,13 +21,12 @@ ENTRY_POINT_GROUP = "parl.algorithms"
 FAMILIES: dict[str, tuple[str, ...]] = {
     "parl-algos-dqn": ("DQN", "DDQN"),
     "parl-algos-pg": ("PolicyGradient", "PPO"),
-    "parl-algos-ac": ("A2C", "DDPG", "TD3", "SAC", "OAC"),
+    "parl-algos-ac": ("A2C", "DDPG", "TD3", "SAC", "OAC", "CQL", "IQL"),
     "parl-algos-impala": ("IMPALA",),
 }
 # PARL 2.x algorithms that no family ships (yet), with the family they would belong to.
 PARL2_ONLY: dict[str, str] = {
     "QMIX": "parl-algos-dqn",
-    "CQL": "parl-algos-ac",
     "MADDPG": "parl-algos-ac",
 }
 FIRST_PARTY: dict[str, str] = {
