@@ -205,6 +205,9 @@ def plugin(session: nox.Session) -> None:
 
 OFF_POLICY_TINY = ["--total-steps", "300", "--learning-starts", "100", "--eval-every", "300"]
 OFF_POLICY_TINY += ["--eval-episodes", "2", "--quiet"]
+OFFLINE_TINY = ["--behaviour-steps", "1100", "--dataset-size", "300", "--total-steps", "40"]
+OFFLINE_TINY += ["--batch-size", "64", "--policy-eval-start", "20", "--eval-every", "40"]
+OFFLINE_TINY += ["--eval-episodes", "1", "--quiet"]
 # QuickStart, DQN and PPO run in their families' tests (which also check what they write).
 EXAMPLE_RUNS = [
     ["examples/IMPALA/train.py", "--num-actors", "2", "--total-steps", "1000"],
@@ -221,7 +224,11 @@ EXAMPLE_RUNS = [
         "--total-steps",
         "100",
     ],
-    *([f"examples/{algo}/train.py", *OFF_POLICY_TINY] for algo in ("SAC", "TD3", "DDPG")),
+    *([f"examples/{algo}/train.py", *OFF_POLICY_TINY] for algo in ("SAC", "OAC", "TD3", "DDPG")),
+    # Offline: a dataset built by a briefly trained SAC (100 updates), then 40 updates of CQL
+    # and of IQL on it.
+    ["examples/CQL/train.py", "--build", "medium", *OFFLINE_TINY],
+    ["examples/IQL/train.py", "--build", "medium-replay", *OFFLINE_TINY],
     # Two remote samplers on a real embedded xparl cluster.
     ["examples/A2C/train.py", "--total-steps", "1024", "--eval-every", "1024", "--quiet"],
 ]
@@ -241,7 +248,7 @@ RAY_LOOPBACK = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABL
 def examples(session: nox.Session) -> None:
     """Run the examples that no package test runs, end to end with a tiny budget; those with
     remote actors also on a local Ray."""
-    install_workspace(session, "-e", "./parl-utils[atari]", "-e", "./parl-remote[ray]")
+    install_workspace(session, "-e", "./parl-utils[atari,offline]", "-e", "./parl-remote[ray]")
     logdir = Path(session.create_tmp()) / "runs"
     for run in EXAMPLE_RUNS:
         session.run("python", *run, "--logdir", str(logdir / Path(run[0]).parent.name))

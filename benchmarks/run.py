@@ -34,9 +34,13 @@ EXAMPLES = {
     "DDQN": "DQN",
     "A2C": "A2C",
     "SAC": "SAC",
+    "OAC": "SAC",
     "TD3": "SAC",
     "DDPG": "SAC",
     "IMPALA": "IMPALA",
+    "CQL": "CQL",
+    "IQL": "CQL",
+    "BC": "CQL",
 }
 
 
