@@ -66,6 +66,7 @@ class OAC(SAC):
         **options: further config fields.
 
     Examples:
+        >>> import numpy as np
         >>> from parl_algos_ac import OAC, GaussianActorCritic
         >>> alg = OAC(GaussianActorCritic(3, 1), beta=4.66, delta=23.53)
         >>> list(alg.get_optimistic_exploration_action(np.zeros((2, 3), np.float32)).shape)

@@ -138,6 +138,7 @@ class DatasetRecorder:
     keep its whole replay stream ("medium-replay"), then call :meth:`to_dict`.
 
     Examples:
+        >>> from parl.utils import make_vector_env
         >>> recorder = DatasetRecorder()
         >>> collector = RolloutCollector(make_vector_env("Pendulum-v1", 1), seed=0)
         >>> recorder.add(collector.step(np.zeros((1, 1), np.float32)))
