@@ -46,7 +46,7 @@ class OAC(SAC):
     pre-``tanh`` Gaussian ``N(mu_T, Sigma_T)`` and the critics' mean and spread at
     ``a = tanh(mu_T)``::
 
-        Q_UB(s, a) = mean_k Q_k(s, a) + beta·std_k Q_k(s, a)    (two critics: |Q1 - Q2| / 2)
+        Q_UB(s, a) = mean_k Q_k + beta·mean_k |Q_k - mean_k Q_k|   (two critics: |Q1 - Q2| / 2)
         g          = d Q_UB / d mu_T
         mu_E       = mu_T + sqrt(2·delta)·Sigma_T·g / sqrt(gᵀ·Sigma_T·g)
         a_explore  = tanh(x),  x ~ N(mu_E, Sigma_T)
@@ -122,7 +122,11 @@ class OAC(SAC):
         pre_tanh_mean = target_policy.mean.detach()
         pre_tanh_mean.stop_gradient = False
         q = self._q_for_actor(obs, paddle.tanh(pre_tanh_mean))
-        upper_bound = q.mean(axis=0) + self.config.beta * q.std(axis=0, unbiased=False)
+        mean_q = q.mean(axis=0)
+        # The critics' mean absolute deviation: |Q1 - Q2| / 2 for two, with a finite gradient
+        # where they agree (a square root's would be infinite there).
+        spread = (q - mean_q).abs().mean(axis=0)
+        upper_bound = mean_q + self.config.beta * spread
         (grad,) = paddle.grad(upper_bound.sum(), pre_tanh_mean)
         variance = std.square()
         norm = (grad.square() * variance).sum(axis=-1, keepdim=True).sqrt()
