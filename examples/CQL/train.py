@@ -8,7 +8,7 @@ uniformly. The dataset is written beside the run as D4RL-layout HDF5 and can be 
 ``--dataset <file>.hdf5``; ``--dataset`` also takes a D4RL file or a Minari dataset directory
 (``minari download <id>`` puts them in ``~/.minari/datasets/<id>``) already on disk: nothing is
 downloaded. ``--algo IQL`` (or ``examples/IQL/train.py``) trains IQL, ``--algo BC`` clones the
-dataset's actions (CQL's behaviour-cloning actor step for the whole run).
+dataset's actions (IQL with temperature 0: every action weighs 1).
 
 Offline runs count gradient steps: ``env_steps`` in the result and ``--total-steps`` are
 ``learn`` calls, and evaluations play the greedy policy in the real environment. Needs
@@ -58,7 +58,7 @@ class Args:
     env_id: str = "Pendulum-v1"
     """Gymnasium id the dataset comes from, and where the policy is evaluated."""
     algo: Literal["CQL", "IQL", "BC"] = "CQL"
-    """CQL, IQL, or BC (CQL's behaviour-cloning actor step throughout)."""
+    """CQL, IQL, or BC (IQL with temperature 0: plain maximum likelihood of the data's actions)."""
     dataset: str | None = None
     """A D4RL-layout .hdf5 file or a Minari dataset directory; None needs --build."""
     build: Literal["random", "medium", "medium-replay", "expert"] | None = None
@@ -177,18 +177,17 @@ def build_agent(args: Args, obs_dim: int, act_dim: int) -> ContinuousAgent:
     """CQL, IQL or BC from the registry."""
     common: dict[str, Any] = {"gamma": args.gamma, "actor_lr": args.actor_lr}
     common["critic_lr"] = args.critic_lr
-    if args.algo == "IQL":
+    if args.algo in ("IQL", "BC"):
         model: parl.Model = GaussianActorCriticValue(obs_dim, act_dim, args.hidden_sizes)
         options = {"value_lr": args.critic_lr, "expectile": args.expectile}
-        options["temperature"] = args.temperature
+        options["temperature"] = args.temperature if args.algo == "IQL" else 0.0
         return ContinuousAgent(parl.algorithms.get("IQL")(model, **common, **options))
     model = GaussianActorCritic(obs_dim, act_dim, args.hidden_sizes)
-    bc = args.algo == "BC"
     options = {
         "min_q_weight": args.min_q_weight,
         "with_lagrange": args.with_lagrange,
         "lagrange_thresh": args.lagrange_thresh,
-        "policy_eval_start": args.total_steps + 1 if bc else args.policy_eval_start,
+        "policy_eval_start": args.policy_eval_start,
     }
     return ContinuousAgent(parl.algorithms.get("CQL")(model, **common, **options))
 
@@ -226,7 +225,7 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
         metrics = {}
         if step % args.log_every == 0:
             names = ("critic_loss", "value_loss", "actor_loss")
-            if args.algo != "IQL":
+            if args.algo == "CQL":
                 names = ("critic_loss", "mse", "actor_loss", "min_q")
             metrics = {f"losses/{n}": float(x) for n, x in zip(names, losses, strict=True)}
         if tracker.update(step, metrics):

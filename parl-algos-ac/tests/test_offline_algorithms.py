@@ -79,6 +79,8 @@ def test_advantage_weights_are_clipped_and_carry_no_gradient() -> None:
     weights = advantage_weights(advantage, temperature=3.0, max_weight=100.0)
     np.testing.assert_allclose(weights.numpy(), [np.exp(-3.0), 1.0, np.exp(1.5), 100.0], rtol=1e-6)
     assert weights.stop_gradient
+    # β = 0 weighs every data action 1: behaviour cloning (the benchmarks' BC baseline).
+    np.testing.assert_array_equal(advantage_weights(advantage, 0.0, 100.0).numpy(), np.ones(4))
 
 
 def test_expectile_value_tracks_an_upper_expectile() -> None:

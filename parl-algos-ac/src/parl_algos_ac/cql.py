@@ -124,9 +124,10 @@ class CQL(SAC):
 
     Args:
         model: the actor-critic model (e.g. :class:`~parl_algos_ac.models.GaussianActorCritic`).
-        gamma, tau, actor_lr, critic_lr, policy_eval_start, with_automatic_entropy_tuning,
-            with_lagrange, lagrange_thresh, min_q_version, min_q_weight, alpha: PARL 2.x's
-            order, see :class:`CQLConfig`; None keeps the config's value.
+        gamma, tau, actor_lr, critic_lr, policy_eval_start: see :class:`CQLConfig`; then, in
+            PARL 2.x's order, ``with_automatic_entropy_tuning``, ``with_lagrange``,
+            ``lagrange_thresh``, ``min_q_version``, ``min_q_weight``, ``alpha``. None keeps the
+            config's value.
         config: a :class:`CQLConfig` or a mapping of its fields.
         **options: further config fields.
 

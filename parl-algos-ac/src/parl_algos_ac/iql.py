@@ -33,8 +33,9 @@ class IQLConfig(DDPGConfig):
     expectile: float = Field(0.7, gt=0.0, lt=1.0)
     """τ of the expectile regression of V on Q; towards 1, V approaches the in-data max of Q."""
 
-    temperature: PositiveFloat = 3.0
-    """β: the actor clones dataset actions weighted by ``exp(β·(Q - V))``."""
+    temperature: float = Field(3.0, ge=0.0)
+    """β: the actor clones dataset actions weighted by ``exp(β·(Q - V))``; 0 weighs every
+    action 1, which is behaviour cloning."""
 
     max_weight: PositiveFloat = 100.0
     """The advantage weights are clipped to this (exp overflows otherwise)."""
