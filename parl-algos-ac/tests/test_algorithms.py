@@ -173,15 +173,7 @@ class TestCQLContract(OfflineContract):
         "with_automatic_entropy_tuning": False,
         "alpha": 0.01,
         "min_q_weight": 1.0,
-    }
-
-
-class TestCQLLagrangeContract(OfflineContract):
-    algorithm_class = CQL
-    options: ClassVar[dict] = {
-        "policy_eval_start": 50,
-        "with_lagrange": True,
-        "lagrange_thresh": 1.0,
+        "num_random": 3,
     }
 
 
