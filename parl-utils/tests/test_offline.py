@@ -174,6 +174,16 @@ def test_wrong_shaped_hdf5_is_refused(tmp_path: Path) -> None:
         load_d4rl_hdf5(path)
 
 
+def test_hdf5_links_to_other_files_are_refused(pendulum, tmp_path: Path) -> None:
+    other = save_d4rl_hdf5(pendulum, tmp_path / "other.hdf5")
+    path = tmp_path / "linked.hdf5"
+    with h5py.File(path, "w") as file:
+        for key in DATASET_KEYS:
+            file[key] = h5py.ExternalLink(str(other), key)
+    with pytest.raises(ValueError, match="link to other files"):
+        load_d4rl_hdf5(path)
+
+
 def test_hdf5_size_is_bounded_and_missing_file_says_where_to_get_data(pendulum, tmp_path) -> None:
     path = save_d4rl_hdf5(pendulum, tmp_path / "data.hdf5")
     with pytest.raises(ValueError, match="over max_bytes=1000"):

@@ -276,6 +276,11 @@ def load_d4rl_hdf5(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) 
     keys = list(DATASET_KEYS)
     try:
         with h5py.File(path, "r") as file:
+            linked = [k for k in keys if isinstance(file.get(k, getlink=True), h5py.ExternalLink)]
+            if linked:
+                raise ValueError(
+                    f"{path}: {linked} link to other files; a dataset file must hold its arrays"
+                )
             present = [k for k in keys if isinstance(file.get(k), h5py.Dataset)]
             size = sum(file[k].size * file[k].dtype.itemsize for k in present)
             if size > max_bytes:
