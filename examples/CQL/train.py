@@ -109,6 +109,11 @@ class Args:
     """Hide the progress bar."""
 
 
+# The behaviour SAC's settings: random actions first, batch and actor learning rate as in
+# examples/SAC/train.py; the critics keep SAC's default rate (3e-4).
+BEHAVIOUR_LEARNING_STARTS, BEHAVIOUR_BATCH_SIZE, BEHAVIOUR_ACTOR_LR = 1_000, 256, 1e-3
+
+
 def make_env(env_id: str) -> gym.Env:
     """One environment acting in ``[-1, 1]``, recording raw episode returns."""
     return gym.wrappers.RecordEpisodeStatistics(ActionMappingWrapper(gym.make(env_id)))
@@ -120,22 +125,24 @@ def train_behaviour_sac(args: Args, steps: int) -> tuple[ContinuousAgent, dict[s
     obs_dim = envs.single_observation_space.shape[0]
     act_dim = envs.single_action_space.shape[0]
     model = GaussianActorCritic(obs_dim, act_dim, args.hidden_sizes)
-    sac = parl.algorithms.get("SAC")(model, gamma=args.gamma, alpha="auto", actor_lr=1e-3)
+    sac = parl.algorithms.get("SAC")(
+        model, gamma=args.gamma, alpha="auto", actor_lr=BEHAVIOUR_ACTOR_LR
+    )
     agent = ContinuousAgent(sac, seed=args.seed)
     rpm = ReplayMemory(steps, obs_dim=obs_dim, act_dim=act_dim, seed=args.seed)
     recorder, random_actions = DatasetRecorder(), np.random.default_rng(args.seed)
     collector = RolloutCollector(envs, seed=args.seed)
     bar = progress_bar(steps, f"behaviour SAC {args.env_id}", disable=args.quiet)
     while collector.env_steps < steps:
-        if collector.env_steps < 1_000:
+        if collector.env_steps < BEHAVIOUR_LEARNING_STARTS:
             actions = random_actions.uniform(-1, 1, (1, act_dim)).astype(np.float32)
         else:
             actions = agent.sample(collector.obs)
         step = collector.step(actions)
         recorder.add(step)
         rpm.append_batch(step.obs, step.actions, step.rewards, step.next_obs, step.terminations)
-        if collector.env_steps >= 1_000:
-            agent.learn(*rpm.sample_batch(256))
+        if collector.env_steps >= BEHAVIOUR_LEARNING_STARTS:
+            agent.learn(*rpm.sample_batch(BEHAVIOUR_BATCH_SIZE))
         bar.update(1)
     bar.close()
     envs.close()
