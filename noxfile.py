@@ -205,7 +205,8 @@ def plugin(session: nox.Session) -> None:
 
 OFF_POLICY_TINY = ["--total-steps", "300", "--learning-starts", "100", "--eval-every", "300"]
 OFF_POLICY_TINY += ["--eval-episodes", "2", "--quiet"]
-OFFLINE_TINY = ["--behaviour-steps", "1100", "--dataset-size", "300", "--total-steps", "40"]
+OFFLINE_TINY = ["--behaviour-steps", "1050", "--dataset-size", "300", "--total-steps", "40"]
+OFFLINE_TINY += ["--hidden-sizes", "32", "32"]
 OFFLINE_TINY += ["--batch-size", "64", "--policy-eval-start", "20", "--eval-every", "40"]
 OFFLINE_TINY += ["--eval-episodes", "1", "--quiet"]
 # QuickStart, DQN and PPO run in their families' tests (which also check what they write).
@@ -225,7 +226,7 @@ EXAMPLE_RUNS = [
         "100",
     ],
     *([f"examples/{algo}/train.py", *OFF_POLICY_TINY] for algo in ("SAC", "OAC", "TD3", "DDPG")),
-    # Offline: a dataset built by a briefly trained SAC (100 updates), then 40 updates of CQL
+    # Offline: a dataset built by a briefly trained SAC (50 updates), then 40 updates of CQL
     # and of IQL on it.
     ["examples/CQL/train.py", "--build", "medium", *OFFLINE_TINY],
     ["examples/IQL/train.py", "--build", "medium-replay", *OFFLINE_TINY],
