@@ -67,13 +67,13 @@ def tests(session: nox.Session) -> None:
     """Run every package's test suite against editable installs of the workspace."""
     # parl-remote[ray]: the backend suite runs every remote semantic on a local Ray too.
     # parl-utils[mlflow,wandb]: the tracker sinks are tested against the real libraries;
-    # [plot]: the results schema test draws a curve.
+    # [plot]: the results schema test draws a curve; [offline]: the dataset files (h5py, minari).
     install_workspace(
         session,
         "pytest>=8",
         "pytest-xdist>=3.5",
         "-e",
-        "./parl-utils[atari,mlflow,plot,wandb]",
+        "./parl-utils[atari,mlflow,offline,plot,wandb]",
         "-e",
         "./parl-remote[ray]",
     )
