@@ -359,6 +359,8 @@ def docs(session: nox.Session) -> None:
 @nox.session(default=False)
 def bench(session: nox.Session) -> None:
     """Run a benchmark: ``nox -s bench -- <ALGO> <ENV> [--seeds 0 1 2]`` (see benchmarks/)."""
-    # parl-algos-ac[mujoco]: the SAC/TD3/DDPG HalfCheetah-v5 benchmarks.
-    install_workspace(session, "-e", "./parl-utils[atari,plot]", "-e", "./parl-algos-ac[mujoco]")
+    # parl-algos-ac[mujoco]: the SAC/TD3/DDPG HalfCheetah-v5 benchmarks; [offline]: CQL, IQL, BC.
+    install_workspace(
+        session, "-e", "./parl-utils[atari,offline,plot]", "-e", "./parl-algos-ac[mujoco]"
+    )
     session.run("python", "-m", "benchmarks.run", *session.posargs, env={"PYTHONHASHSEED": "0"})
