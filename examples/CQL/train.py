@@ -235,6 +235,8 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
             if args.algo == "CQL":
                 names = ("critic_loss", "mse", "actor_loss", "min_q")
             metrics = {f"losses/{n}": float(x) for n, x in zip(names, losses, strict=True)}
+            if args.algo == "CQL":
+                metrics["losses/cql_penalty"] = float(agent.alg.penalty)
         if tracker.update(step, metrics):
             break
     bar.close()

@@ -127,7 +127,8 @@ def test_cql_returns_parl_losses_and_clones_behaviour_first(rng) -> None:
     losses = [cql.learn(*batch(rng)) for _ in range(3)]
     assert all(len(step) == 4 for step in losses) and cql.learn_steps == 3
     critic_loss, mse, _, min_q = (float(x) for x in losses[-1])
-    assert critic_loss == pytest.approx(mse + min_q, rel=1e-5)
+    assert critic_loss == pytest.approx(mse + float(cql.penalty), rel=1e-5)
+    assert np.isfinite(min_q)  # PARL's fourth value: mean min_k Q_k at the policy's actions
     assert cql._learns_alpha() and float(cql.alpha) != 1.0  # tuned by default, as PARL's
 
 

@@ -44,7 +44,9 @@ class CQLConfig(SACConfig):
     """The target action gap τ of the Lagrange variant."""
 
     min_q_version: Literal[2, 3] = 3
-    """3: CQL(H) with importance-sampled log-sum-exp; 2: the plain log-sum-exp."""
+    """3: CQL(H) with importance-sampled log-sum-exp; 2: the plain log-sum-exp, as the CQL
+    authors' code (with the next state's policy actions, which PARL 2.x's leaves out; PARL also
+    forces 2 under ``with_lagrange``, which this keeps apart)."""
 
     min_q_weight: PositiveFloat = 5.0
     """The weight of the conservative penalty."""
@@ -177,6 +179,7 @@ class CQL(SAC):
             **options,
         )
         self.learn_steps = 0
+        self.penalty: paddle.Tensor | None = None
         self.log_alpha_prime = paddle.create_parameter(
             [], "float32", default_initializer=paddle.nn.initializer.Constant(0.0)
         )
@@ -212,7 +215,9 @@ class CQL(SAC):
 
         Returns:
             ``(critic_loss, mse, actor_loss, min_q)`` as scalar tensors (PARL 2.x's CQL):
-            the whole critic loss, its TD part, the actor's loss and the summed penalty.
+            the whole critic loss, its TD part, the actor's loss and
+            ``mean min_k Q_k(s, ã)`` at the policy's actions. The last penalty (summed over
+            critics) is kept in :attr:`penalty` for logging.
         """
         obs, action, reward, next_obs, terminal = self._check_batch(
             obs, action, reward, next_obs, terminal
@@ -222,20 +227,19 @@ class CQL(SAC):
             next_action, _ = self._distribution(next_obs).rsample_with_log_prob()
             next_q = self._q(self.target_model, next_obs, next_action).min(axis=0)
             target = reward + self.config.gamma * (1.0 - terminal) * next_q
-        critic_loss, mse, min_q = self._learn_conservative_critic(obs, action, next_obs, target)
+        critic_loss, mse = self._learn_conservative_critic(obs, action, next_obs, target)
 
         policy = self._distribution(obs)
         pi_action, pi_log_prob = policy.rsample_with_log_prob()
-        if self.learn_steps < self.config.policy_eval_start:
-            fit = policy.log_prob(action)
-        else:
-            fit = self._q_for_actor(obs, pi_action).min(axis=0)
+        q_pi = self._q_for_actor(obs, pi_action).min(axis=0)
+        cloning = self.learn_steps < self.config.policy_eval_start
+        fit = policy.log_prob(action) if cloning else q_pi
         actor_loss = _minimize(self.actor_optimizer, (alpha * pi_log_prob - fit).mean())
         if self.alpha_optimizer is not None:
             self._learn_alpha(pi_log_prob.detach(), action.shape[1])
         self.sync_target()
         self.learn_steps += 1
-        return critic_loss, mse, actor_loss, min_q
+        return critic_loss, mse, actor_loss, q_pi.mean().detach()
 
     def _learn_conservative_critic(
         self,
@@ -243,8 +247,9 @@ class CQL(SAC):
         action: paddle.Tensor,
         next_obs: paddle.Tensor,
         target: paddle.Tensor,
-    ) -> tuple[paddle.Tensor, paddle.Tensor, paddle.Tensor]:
-        """One critic step on TD error plus penalty; returns (loss, mse, penalty), detached."""
+    ) -> tuple[paddle.Tensor, paddle.Tensor]:
+        """One critic step on TD error plus penalty; returns (loss, mse), detached, and keeps
+        the summed penalty in :attr:`penalty`."""
         cfg = self.config
         batch, act_dim, n = obs.shape[0], action.shape[1], cfg.num_random
         repeated_obs = obs.repeat_interleave(n, axis=0)
@@ -277,6 +282,7 @@ class CQL(SAC):
             alpha_prime = self.log_alpha_prime.exp().clip(0.0, _ALPHA_PRIME_MAX)
             _minimize(self.alpha_prime_optimizer, -(alpha_prime * gap.detach()).mean())
             penalty = alpha_prime.detach() * gap
-        min_q = penalty.sum()
-        loss = _minimize(self.critic_optimizer, mse + min_q)
-        return loss, mse.detach(), min_q.detach()
+        total_penalty = penalty.sum()
+        loss = _minimize(self.critic_optimizer, mse + total_penalty)
+        self.penalty = total_penalty.detach()
+        return loss, mse.detach()
