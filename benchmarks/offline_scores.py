@@ -32,7 +32,7 @@ def random_return(env_id: str, episodes: int = 100, seed: int = 0) -> float:
     """Mean return of uniformly random actions over ``episodes`` whole episodes."""
     envs = make_vector_env(lambda: ActionMappingWrapper(gym.make(env_id)), 1)
     rng = np.random.default_rng(seed)
-    act_dim = envs.single_action_space.shape[0]
+    (act_dim,) = envs.single_action_space.shape or (1,)
     spec = gym.spec(env_id)
     steps = episodes * int(spec.max_episode_steps or 1000)
     data = collect(envs, lambda obs: rng.uniform(-1, 1, (len(obs), act_dim)), steps, seed=seed)
