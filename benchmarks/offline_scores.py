@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
             shown = "n/a" if behaviour is None else f"{behaviour:.1f}"
             rows.append([algo, run.seed, f"{final:.1f}", f"{scores[-1]:.1f}", shown])
         means.append([algo, len(runs), f"{np.mean(scores):.1f}", f"{np.std(scores):.1f}"])
-    lines = [header(f"Offline RL on {args.env}: D4RL-normalised scores"), ""]
+    lines = [header(f"Offline RL on {args.env}: D4RL-normalised scores").rstrip("\n"), ""]
     lines += [
         f"- random return: {random:.1f} (uniform actions, 100 episodes, measured here)",
         f"- expert return: {expert:.1f} (mean final return of the committed SAC-{args.env} runs)",
