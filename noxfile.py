@@ -69,13 +69,14 @@ def tests(session: nox.Session) -> None:
     """Run every package's test suite against editable installs of the workspace."""
     # parl-remote[ray]: the backend suite runs every remote semantic on a local Ray too.
     # parl-utils[mlflow,wandb]: the tracker sinks are tested against the real libraries;
-    # [plot]: the results schema test draws a curve; [multiagent]: the particle envs (mpe2).
+    # [plot]: the results schema test draws a curve; [multiagent]: the particle envs (mpe2);
+    # [offline]: the dataset files (h5py, minari).
     install_workspace(
         session,
         "pytest>=8",
         "pytest-xdist>=3.5",
         "-e",
-        "./parl-utils[atari,mlflow,multiagent,plot,wandb]",
+        "./parl-utils[atari,mlflow,multiagent,offline,plot,wandb]",
         "-e",
         "./parl-remote[ray]",
     )
@@ -246,6 +247,10 @@ def plugin(session: nox.Session) -> None:
 
 OFF_POLICY_TINY = ["--total-steps", "300", "--learning-starts", "100", "--eval-every", "300"]
 OFF_POLICY_TINY += ["--eval-episodes", "2", "--quiet"]
+OFFLINE_TINY = ["--behaviour-steps", "1050", "--dataset-size", "300", "--total-steps", "40"]
+OFFLINE_TINY += ["--hidden-sizes", "32", "32"]
+OFFLINE_TINY += ["--batch-size", "64", "--policy-eval-start", "20", "--eval-every", "40"]
+OFFLINE_TINY += ["--eval-episodes", "1", "--quiet"]
 MARL_TINY = ["--total-steps", "300", "--eval-every", "150", "--eval-episodes", "2", "--quiet"]
 MADDPG_TINY = ["--batch-size", "32", "--min-memory-size", "64", "--learn-every", "10"]
 # QuickStart, DQN and PPO run in their families' tests (which also check what they write), and
@@ -267,7 +272,11 @@ EXAMPLE_RUNS = [
         "--total-steps",
         "100",
     ],
-    *([f"examples/{algo}/train.py", *OFF_POLICY_TINY] for algo in ("SAC", "TD3", "DDPG")),
+    *([f"examples/{algo}/train.py", *OFF_POLICY_TINY] for algo in ("SAC", "OAC", "TD3", "DDPG")),
+    # Offline: a dataset built by a briefly trained SAC (50 updates), then 40 updates of CQL
+    # and of IQL on it.
+    ["examples/CQL/train.py", "--build", "medium", *OFFLINE_TINY],
+    ["examples/IQL/train.py", "--build", "medium-replay", *OFFLINE_TINY],
     # Two remote samplers on a real embedded xparl cluster.
     ["examples/A2C/train.py", "--total-steps", "1024", "--eval-every", "1024", "--quiet"],
     # simple_spread (mpe2; MADDPG also continuous): a few learn steps, two evaluations.
@@ -297,7 +306,7 @@ RAY_LOOPBACK = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABL
 def examples(session: nox.Session) -> None:
     """Run the examples that no package test runs, end to end with a tiny budget; those with
     remote actors also on a local Ray."""
-    utils = "./parl-utils[atari,multiagent]"
+    utils = "./parl-utils[atari,multiagent,offline]"
     install_workspace(session, "-e", utils, "-e", "./parl-remote[ray]")
     logdir = Path(session.create_tmp()) / "runs"
     for run in EXAMPLE_RUNS:
@@ -392,8 +401,9 @@ def docs(session: nox.Session) -> None:
     docs/development/docs.md); ``nox -s docs -- PATH...`` runs only those files' blocks.
     """
     # parl-utils[mlflow,wandb]: the hooks guide runs both tracker sinks and reads them back;
-    # [multiagent]: the multi-agent pages and parl.env.multiagent_env's examples step mpe2 envs.
-    utils = "./parl-utils[mlflow,multiagent,wandb]"
+    # [multiagent]: the multi-agent pages and parl.env.multiagent_env's examples step mpe2 envs;
+    # [offline]: parl.utils.offline's examples write and read dataset files.
+    utils = "./parl-utils[mlflow,multiagent,offline,wandb]"
     install_workspace(session, "-e", utils, "-r", "docs/requirements.txt")
     out = Path(session.create_tmp()) / "html"
     session.run("sphinx-build", "-W", "--keep-going", "-q", "-b", "html", "docs", str(out))
@@ -410,7 +420,8 @@ def docs(session: nox.Session) -> None:
 @nox.session(default=False)
 def bench(session: nox.Session) -> None:
     """Run a benchmark: ``nox -s bench -- <ALGO> <ENV> [--seeds 0 1 2]`` (see benchmarks/)."""
-    # parl-algos-ac[mujoco]: the SAC/TD3/DDPG HalfCheetah-v5 benchmarks; [multiagent]: mpe2.
-    utils = "./parl-utils[atari,multiagent,plot]"
+    # parl-algos-ac[mujoco]: the SAC/TD3/DDPG HalfCheetah-v5 benchmarks; [multiagent]: mpe2;
+    # [offline]: CQL, IQL, BC.
+    utils = "./parl-utils[atari,multiagent,offline,plot]"
     install_workspace(session, "-e", utils, "-e", "./parl-algos-ac[mujoco]")
     session.run("python", "-m", "benchmarks.run", *session.posargs, env={"PYTHONHASHSEED": "0"})

@@ -65,6 +65,7 @@ PROMISES: dict[str, list[str | tuple[str, ...]]] = {
     "parl-utils[multiagent]": [
         "from parl.env.multiagent_env import MAenv; MAenv('simple_spread').close()"
     ],
+    "parl-utils[offline]": ["import h5py, minari; from parl.utils.offline import load_d4rl_hdf5"],
     "parl-utils[plot]": ["import matplotlib; from parl.utils.results import plot_curves"],
     "parl-utils[atari]": [
         "import gymnasium, parl.env.atari_wrappers; gymnasium.make('PongNoFrameskip-v4').close()"
@@ -73,7 +74,8 @@ PROMISES: dict[str, list[str | tuple[str, ...]]] = {
     "parl-remote[ray]": ["import ray, parl.remote.backends.ray"],
     "parl-algos-pg": [family("PolicyGradient", "PPO")],
     "parl-algos-dqn": [family("DQN", "DDQN")],
-    "parl-algos-ac": [family("A2C", "DDPG", "TD3", "SAC")],
+    "parl-algos-ac": [family("A2C", "DDPG", "TD3", "SAC", "OAC", "CQL", "IQL")],
+    "parl-algos-ac[offline]": ["import h5py, minari; from parl.utils.offline import load_minari"],
     "parl-algos-ac[mujoco]": ["import gymnasium; gymnasium.make('HalfCheetah-v5').close()"],
     "parl-algos-impala": [family("IMPALA")],
     "parl-algos-es": [family("ES", "CMAES", "GA")],

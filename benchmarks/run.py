@@ -34,6 +34,7 @@ EXAMPLES = {
     "DDQN": "DQN",
     "A2C": "A2C",
     "SAC": "SAC",
+    "OAC": "SAC",
     "TD3": "SAC",
     "DDPG": "SAC",
     "IMPALA": "IMPALA",
@@ -43,6 +44,9 @@ EXAMPLES = {
     "ES": "ES",
     "CMAES": "ES",
     "GA": "ES",
+    "CQL": "CQL",
+    "IQL": "CQL",
+    "BC": "CQL",
 }
 
 

@@ -1,9 +1,10 @@
-"""Train SAC, TD3 or DDPG on a continuous-control task (Pendulum-v1 by default).
+"""Train SAC, OAC, TD3 or DDPG on a continuous-control task (Pendulum-v1 by default).
 
 ``python examples/SAC/train.py`` trains SAC with automatic entropy tuning on Pendulum-v1;
 ``--env-id HalfCheetah-v5`` (``pip install "parl-algos-ac[mujoco]"``) a MuJoCo task; ``--algo
-TD3`` or ``--algo DDPG`` the deterministic ones (``examples/TD3/train.py`` and
-``examples/DDPG/train.py`` run this script with those flags). ``--help`` lists every flag.
+OAC`` SAC with optimistic exploration, ``--algo TD3`` or ``--algo DDPG`` the deterministic ones
+(``examples/OAC/train.py``, ``examples/TD3/train.py`` and ``examples/DDPG/train.py`` run this
+script with those flags). ``--help`` lists every flag.
 
 The agent acts in ``[-1, 1]``; ``parl.env.ActionMappingWrapper`` maps actions onto the
 environment's bounds. Transitions are stored with ``terminal = terminated``, so episodes cut by
@@ -40,11 +41,11 @@ from parl_algos_ac import ContinuousAgent, DeterministicActorCritic, GaussianAct
 
 @dataclasses.dataclass(frozen=True)
 class Args:
-    """SAC, TD3 or DDPG with a replay memory on an env with a bounded Box action space."""
+    """SAC, OAC, TD3 or DDPG with a replay memory on an env with a bounded Box action space."""
 
     env_id: str = "Pendulum-v1"
     """Gymnasium id with flat Box observations and a bounded Box action space."""
-    algo: Literal["SAC", "TD3", "DDPG"] = "SAC"
+    algo: Literal["SAC", "OAC", "TD3", "DDPG"] = "SAC"
     """Registry name of the algorithm."""
     seed: int = 0
     """Seeds paddle, numpy, the environment, the replay memory and exploration."""
@@ -60,6 +61,10 @@ class Args:
     """Soft target update rate."""
     expl_noise: float = 0.1
     """Gaussian exploration noise of TD3 and DDPG."""
+    beta: float = 4.66
+    """OAC's optimism β_UB (the paper's value)."""
+    delta: float = 23.53
+    """OAC's KL budget δ of the exploration shift (the paper's value)."""
     buffer_size: int = 1_000_000
     """Replay memory capacity."""
     batch_size: int = 256
@@ -89,9 +94,11 @@ def build_agent(args: Args, obs_dim: int, act_dim: int) -> ContinuousAgent:
     """The model and the algorithm, looked up by name in the registry."""
     options: dict[str, Any] = {"gamma": args.gamma, "tau": args.tau}
     options |= {"actor_lr": args.lr, "critic_lr": args.lr}
-    if args.algo == "SAC":
+    if args.algo in ("SAC", "OAC"):
         model: parl.Model = GaussianActorCritic(obs_dim, act_dim, args.hidden_sizes, num_critics=2)
         options["alpha"] = "auto"
+        if args.algo == "OAC":
+            options |= {"beta": args.beta, "delta": args.delta}
     else:
         critics = 2 if args.algo == "TD3" else 1
         model = DeterministicActorCritic(obs_dim, act_dim, args.hidden_sizes, num_critics=critics)

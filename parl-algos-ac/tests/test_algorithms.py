@@ -1,12 +1,15 @@
-"""A2C, DDPG, TD3 and SAC through the contract test suite, and what only they have."""
+"""A2C, DDPG, TD3, SAC, OAC, CQL and IQL through the contract suite, and what only they have."""
 
 from __future__ import annotations
 
+import functools
 from typing import ClassVar
 
 import parl
 from parl.core.errors import ModelContractError
-from parl.testing import AlgorithmContract, BadInput
+from parl.testing import AlgorithmContract, BadInput, IdentityEnvBox
+from parl.utils import make_vector_env
+from parl.utils.offline import collect, concatenate
 
 import numpy as np
 import paddle
@@ -15,7 +18,10 @@ import pytest
 
 from parl_algos_ac import (
     A2C,
+    CQL,
     DDPG,
+    IQL,
+    OAC,
     SAC,
     TD3,
     A2CAgent,
@@ -23,8 +29,10 @@ from parl_algos_ac import (
     DeterministicActorCritic,
     DiscreteActorCritic,
     GaussianActorCritic,
+    GaussianActorCriticValue,
     SACConfig,
 )
+from parl_algos_ac.sac import TanhGaussianActing
 
 EYE = np.eye(4, dtype=np.float32)
 
@@ -41,7 +49,10 @@ class ContinuousContract(AlgorithmContract):
     def make_agent(self, seed, **config):
         parl.set_seed(seed)
         critics = 1 if self.algorithm_class is DDPG else 2
-        network = GaussianActorCritic if self.algorithm_class is SAC else DeterministicActorCritic
+        stochastic = issubclass(self.algorithm_class, TanhGaussianActing)
+        network = GaussianActorCritic if stochastic else DeterministicActorCritic
+        if self.algorithm_class is IQL:
+            network = GaussianActorCriticValue
         model = network(1, 1, hidden_sizes=(32, 32), num_critics=critics)
         algorithm = self.algorithm_class(
             model, gamma=0.5, actor_lr=3e-3, critic_lr=3e-3, **self.options, **config
@@ -120,6 +131,55 @@ class TestSACContract(ContinuousContract):
 class TestSACAutoAlphaContract(ContinuousContract):
     algorithm_class = SAC
     options: ClassVar[dict] = {"alpha": "auto", "initial_alpha": 0.05}
+
+
+class TestOACContract(ContinuousContract):
+    algorithm_class = OAC
+    options: ClassVar[dict] = {"alpha": 0.01, "beta": 2.0, "delta": 0.5}
+
+
+@functools.cache
+def identity_dataset() -> dict[str, np.ndarray]:
+    """A "medium-replay"-like dataset of the identity task: half uniformly random actions,
+    half near-optimal ones with a little noise (cloning all of it is biased towards 0)."""
+    envs = lambda: make_vector_env(lambda: IdentityEnvBox(1, episode_length=20), 1)  # noqa: E731
+    rng = np.random.default_rng(0)
+    random = collect(envs(), lambda obs: rng.uniform(-1, 1, obs.shape), 1000, seed=0)
+    noisy = collect(
+        envs(), lambda obs: np.clip(obs + rng.normal(0, 0.1, obs.shape), -1, 1), 1000, seed=1
+    )
+    return concatenate([random, noisy])
+
+
+class OfflineContract(ContinuousContract):
+    """Learns the identity task from a fixed dataset that :func:`collect` built."""
+
+    def learn_batch(self, agent, rng):
+        data = identity_dataset()
+        index = rng.integers(0, len(data["rewards"]), 64)
+        return agent.learn(
+            data["observations"][index],
+            data["actions"][index],
+            data["rewards"][index],
+            data["next_observations"][index],
+            data["terminals"][index],
+        )
+
+
+class TestCQLContract(OfflineContract):
+    algorithm_class = CQL
+    options: ClassVar[dict] = {
+        "policy_eval_start": 50,
+        "with_automatic_entropy_tuning": False,
+        "alpha": 0.01,
+        "min_q_weight": 1.0,
+        "num_random": 3,
+    }
+
+
+class TestIQLContract(OfflineContract):
+    algorithm_class = IQL
+    options: ClassVar[dict] = {"expectile": 0.7, "temperature": 3.0}
 
 
 class TestA2CContract(AlgorithmContract):

@@ -12,7 +12,8 @@ from numpy.typing import ArrayLike
 
 from parl_algos_ac.a2c import A2C
 from parl_algos_ac.ddpg import DDPG
-from parl_algos_ac.sac import SAC
+from parl_algos_ac.oac import OAC
+from parl_algos_ac.sac import TanhGaussianActing
 
 __all__ = ["A2CAgent", "ContinuousAgent"]
 
@@ -22,11 +23,12 @@ def _tensor(obs: ArrayLike) -> paddle.Tensor:
 
 
 class ContinuousAgent(parl.Agent):
-    """Acts and learns for DDPG, TD3 and SAC on one observation or a batch of them.
+    """Acts and learns for DDPG, TD3, SAC and OAC on one observation or a batch of them.
 
-    ``predict`` gives the greedy action; ``sample`` explores: SAC samples its stochastic
-    policy, DDPG and TD3 add Gaussian noise of standard deviation ``expl_noise`` to the greedy
-    action (clipped to ``[-1, 1]``) from the agent's own generator, which checkpoints keep.
+    ``predict`` gives the greedy action; ``sample`` explores: OAC samples its optimistic
+    exploration policy, SAC its stochastic policy, DDPG and TD3 add Gaussian noise of standard
+    deviation ``expl_noise`` to the greedy action (clipped to ``[-1, 1]``) from the agent's own
+    generator, which checkpoints keep.
 
     Args:
         algorithm: a :class:`~parl_algos_ac.ddpg.DDPG`, ``TD3`` or ``SAC``.
@@ -63,7 +65,9 @@ class ContinuousAgent(parl.Agent):
 
     def sample(self, obs: ArrayLike) -> np.ndarray:
         """Exploratory action(s), shaped as :meth:`predict`'s."""
-        if isinstance(self.alg, SAC):
+        if isinstance(self.alg, OAC):
+            return self.alg.get_optimistic_exploration_action(_tensor(obs)).numpy()
+        if isinstance(self.alg, TanhGaussianActing):
             return self.alg.sample(_tensor(obs))[0].numpy()
         action = self.predict(obs)
         noise = self.rng.normal(0.0, self.expl_noise, size=action.shape)

@@ -114,7 +114,12 @@ class DDPG(parl.Algorithm):
     config: DDPGConfig
     model: parl.Model
     target_model: parl.Model
-    required_model_methods = ("policy", "value", "get_actor_params", "get_critic_params")
+    required_model_methods: ClassVar[tuple[str, ...]] = (
+        "policy",
+        "value",
+        "get_actor_params",
+        "get_critic_params",
+    )
 
     def __init__(
         self,

@@ -1,7 +1,8 @@
 """Ready-made actor-critic models that follow the family's model contracts.
 
 * :class:`DeterministicActorCritic` for DDPG and TD3: ``policy(obs)`` is ``tanh`` of an MLP;
-* :class:`GaussianActorCritic` for SAC: ``policy(obs)`` gives ``(mean, log_std)``;
+* :class:`GaussianActorCritic` for SAC, OAC and CQL: ``policy(obs)`` gives ``(mean, log_std)``;
+* :class:`GaussianActorCriticValue` for IQL: that, plus a state value ``V(s)``;
 * :class:`DiscreteActorCritic` for A2C: logits and a state value.
 
 The critics of the continuous models are an :class:`EnsembleMLP`: ``num_critics`` Q-networks
@@ -26,6 +27,7 @@ __all__ = [
     "DiscreteActorCritic",
     "EnsembleMLP",
     "GaussianActorCritic",
+    "GaussianActorCriticValue",
     "mlp",
 ]
 
@@ -191,6 +193,33 @@ class GaussianActorCritic(_ContinuousActorCritic):
     def forward(self, obs: paddle.Tensor) -> paddle.Tensor:
         """The greedy action ``tanh(mean)`` (what ``save_inference_model`` exports)."""
         return paddle.tanh(self.policy(obs)[0])
+
+
+class GaussianActorCriticValue(GaussianActorCritic):
+    """IQL's model: :class:`GaussianActorCritic` plus a state-value network ``V(s)``.
+
+    Args:
+        obs_dim, act_dim, hidden_sizes, num_critics: as :class:`GaussianActorCritic`; the
+            value network has the same hidden sizes.
+    """
+
+    def __init__(
+        self,
+        obs_dim: int,
+        act_dim: int,
+        hidden_sizes: Sequence[int] = (256, 256),
+        num_critics: int = 2,
+    ) -> None:
+        super().__init__(obs_dim, act_dim, hidden_sizes, num_critics)
+        self.state_value_net = mlp(obs_dim, 1, hidden_sizes)
+
+    def state_value(self, obs: paddle.Tensor) -> paddle.Tensor:
+        """``V(s)``, ``[B]``."""
+        return self.state_value_net(obs).squeeze(-1)
+
+    def get_value_params(self) -> list[paddle.Tensor]:
+        """The parameters the value network's optimizer updates."""
+        return self.state_value_net.parameters()
 
 
 class DiscreteActorCritic(parl.Model):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import parl
 from parl.core.batch import BatchLike, to_tensor
@@ -16,7 +16,7 @@ from pydantic import Field, PositiveFloat
 
 from parl_algos_ac.ddpg import DDPG, DDPGConfig, _minimize
 
-__all__ = ["SAC", "SACConfig"]
+__all__ = ["SAC", "SACConfig", "TanhGaussianActing"]
 
 
 class SACConfig(DDPGConfig):
@@ -42,7 +42,33 @@ class SACConfig(DDPGConfig):
     """The entropy α is tuned towards; None means ``-act_dim`` (Haarnoja et al.'s heuristic)."""
 
 
-class SAC(DDPG):
+class TanhGaussianActing(DDPG):
+    """DDPG's skeleton acting with a tanh-squashed Gaussian policy: the base of SAC, OAC, CQL
+    and IQL. ``model.policy(obs)`` returns ``(mean, log_std)`` of the pre-squash Gaussian.
+    """
+
+    def _distribution(self, obs: paddle.Tensor) -> TanhGaussian:
+        out = self._call(self.model.policy, obs)
+        if not (isinstance(out, (tuple, list)) and len(out) == 2):
+            raise TypeError(
+                f"{type(self).__name__}: model.policy must return (mean, log_std), got "
+                f"{type(out).__name__}"
+            )
+        return TanhGaussian.from_log_std(*out)
+
+    def predict(self, obs: BatchLike) -> paddle.Tensor:
+        """Return the greedy action ``tanh(mean)`` (no gradients); one obs or a batch."""
+        with paddle.no_grad():
+            return self._distribution(to_tensor(obs, "float32")).mode()
+
+    def sample(self, obs: BatchLike) -> tuple[paddle.Tensor, paddle.Tensor]:
+        """Return ``(action, log_prob)`` drawn from the policy (no gradients), as PARL's SAC."""
+        with paddle.no_grad():
+            action, log_prob = self._distribution(to_tensor(obs, "float32")).rsample_with_log_prob()
+            return action, log_prob
+
+
+class SAC(TanhGaussianActing):
     """Soft Actor-Critic, SAC (Haarnoja, Zhou, Abbeel and Levine, ICML 2018), with automatic
     entropy tuning (Haarnoja et al., "Soft Actor-Critic Algorithms and Applications", 2018).
 
@@ -75,9 +101,9 @@ class SAC(DDPG):
         1.0
     """
 
-    Config = SACConfig
+    Config: ClassVar[type[AlgorithmConfig]] = SACConfig
     config: SACConfig
-    checkpoint_state = ("log_alpha",)
+    checkpoint_state: ClassVar[tuple[str, ...]] = ("log_alpha",)
 
     def __init__(
         self,
@@ -95,7 +121,7 @@ class SAC(DDPG):
             model, gamma, tau, actor_lr, critic_lr, config=config, alpha=alpha, **options
         )
         cfg = self.config
-        auto = cfg.alpha == "auto"
+        auto = self._learns_alpha()
         start = cfg.initial_alpha if auto else float(cfg.alpha)
         self.log_alpha = paddle.create_parameter(
             [], "float32", default_initializer=paddle.nn.initializer.Constant(math.log(start))
@@ -110,32 +136,14 @@ class SAC(DDPG):
         )
         self.alpha_loss: paddle.Tensor | None = None
 
+    def _learns_alpha(self) -> bool:
+        """Whether α is learned (``alpha="auto"``) rather than fixed."""
+        return self.config.alpha == "auto"
+
     @property
     def alpha(self) -> paddle.Tensor:
         """The current temperature ``exp(log_alpha)`` (a 0-d tensor, no gradient)."""
         return self.log_alpha.detach().exp()
-
-    # -- acting ---------------------------------------------------------------------------
-
-    def _distribution(self, obs: paddle.Tensor) -> TanhGaussian:
-        out = self._call(self.model.policy, obs)
-        if not (isinstance(out, (tuple, list)) and len(out) == 2):
-            raise TypeError(
-                f"{type(self).__name__}: model.policy must return (mean, log_std), got "
-                f"{type(out).__name__}"
-            )
-        return TanhGaussian.from_log_std(*out)
-
-    def predict(self, obs: BatchLike) -> paddle.Tensor:
-        """Return the greedy action ``tanh(mean)`` (no gradients); one obs or a batch."""
-        with paddle.no_grad():
-            return self._distribution(to_tensor(obs, "float32")).mode()
-
-    def sample(self, obs: BatchLike) -> tuple[paddle.Tensor, paddle.Tensor]:
-        """Return ``(action, log_prob)`` drawn from the policy (no gradients), as PARL's SAC."""
-        with paddle.no_grad():
-            action, log_prob = self._distribution(to_tensor(obs, "float32")).rsample_with_log_prob()
-            return action, log_prob
 
     # -- learning -------------------------------------------------------------------------
 

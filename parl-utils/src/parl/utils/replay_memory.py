@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
@@ -229,6 +229,39 @@ class ReplayMemory:
         arrays = batch._replace(terminal=batch.terminal.astype(np.float32))
         splits = [paddle.to_tensor(array).split(num_batches) for array in arrays]
         return [TransitionBatch(*fields) for fields in zip(*splits, strict=True)]
+
+    def load_from_d4rl(self, dataset: Mapping[str, Any]) -> None:
+        """Replace the memory's content with an offline dataset (PARL 2.x's CQL example).
+
+        Args:
+            dataset: a dict in D4RL's layout: ``observations``, ``actions``, ``rewards``,
+                ``next_observations``, ``terminals`` (one row per transition; ``timeouts``,
+                if present, is not stored: a timed-out step still bootstraps). See
+                :mod:`parl.utils.offline` for loaders and a builder.
+
+        Raises:
+            ValueError: if the dataset is malformed, does not fit this memory's
+                ``obs_dim``/``act_dim``, or holds more than ``max_size`` transitions; the
+                memory is then unchanged.
+        """
+        from parl.utils.offline import check_dataset  # gymnasium-free import of the memory
+
+        data = check_dataset(dataset, "load_from_d4rl")
+        rows = len(data["rewards"])
+        if rows > self.max_size:
+            raise ValueError(
+                f"the dataset holds {rows} transitions but this memory has "
+                f"max_size={self.max_size}; create a ReplayMemory with max_size >= {rows}"
+            )
+        columns = ("observations", "actions", "rewards", "next_observations", "terminals")
+        checked = {
+            field: self._check_batch(field, data[key], rows)
+            for field, key in zip(_FIELDS, columns, strict=True)
+        }
+        for field, array in checked.items():
+            getattr(self, field)[:rows] = array
+        self._curr_size = rows
+        self._curr_pos = rows % self.max_size
 
     def size(self) -> int:
         """The number of stored transitions."""

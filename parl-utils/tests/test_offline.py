@@ -1,0 +1,242 @@
+"""Offline datasets: the builder, the HDF5 and Minari loaders, and ReplayMemory.load_from_d4rl."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from parl.env import ActionMappingWrapper
+from parl.utils import ReplayMemory, make_vector_env
+from parl.utils.offline import (
+    DATASET_KEYS,
+    DatasetRecorder,
+    check_dataset,
+    collect,
+    concatenate,
+    episode_returns,
+    load_d4rl_hdf5,
+    load_minari,
+    save_d4rl_hdf5,
+)
+
+import gymnasium as gym
+import h5py
+import numpy as np
+import pytest
+
+
+def pendulum_envs() -> gym.vector.VectorEnv:
+    return make_vector_env(lambda: ActionMappingWrapper(gym.make("Pendulum-v1")), 1)
+
+
+def random_policy(seed: int):
+    rng = np.random.default_rng(seed)
+    return lambda obs: rng.uniform(-1, 1, (len(obs), 1)).astype(np.float32)
+
+
+@pytest.fixture(scope="module")
+def pendulum() -> dict[str, np.ndarray]:
+    """250 random steps of Pendulum-v1: one episode cut at 200 steps and a partial one."""
+    return collect(pendulum_envs(), random_policy(0), 250, seed=0)
+
+
+def parl2_dict(rows: int = 6) -> dict[str, np.ndarray]:
+    """PARL 2.x's layout: five keys, no timeouts."""
+    rng = np.random.default_rng(1)
+    obs = rng.normal(size=(rows, 3)).astype(np.float32)
+    return {
+        "observations": obs,
+        "actions": rng.uniform(-1, 1, (rows, 2)).astype(np.float32),
+        "rewards": rng.normal(size=rows).astype(np.float32),
+        "next_observations": obs + 1,
+        "terminals": np.arange(rows) % 3 == 2,
+    }
+
+
+def test_builder_keeps_truncation_apart_from_termination(pendulum) -> None:
+    assert sorted(pendulum) == sorted(DATASET_KEYS) and len(pendulum["rewards"]) == 250
+    assert not pendulum["terminals"].any()
+    np.testing.assert_array_equal(np.flatnonzero(pendulum["timeouts"]), [199])
+    # next_observations is the real next state: the next row's observation inside an episode,
+    # the episode's final observation (not the reset one) where the time limit cut it.
+    np.testing.assert_array_equal(
+        pendulum["next_observations"][:199], pendulum["observations"][1:200]
+    )
+    assert not np.allclose(pendulum["next_observations"][199], pendulum["observations"][200])
+    assert np.abs(pendulum["actions"]).max() <= 1.0
+    returns = episode_returns(pendulum)
+    assert returns.shape == (1,)
+    assert returns[0] == pytest.approx(pendulum["rewards"][:200].sum(), rel=1e-5)
+
+
+def test_policy_mix_concatenates() -> None:
+    zero = collect(pendulum_envs(), lambda obs: np.zeros((len(obs), 1), np.float32), 20, seed=1)
+    mixed = concatenate([zero, collect(pendulum_envs(), random_policy(1), 30, seed=2)])
+    assert len(mixed["rewards"]) == 50 and not mixed["actions"][:20].any()
+    assert mixed["actions"][20:].any()
+
+
+def test_hdf5_round_trip_into_a_replay_memory(pendulum, tmp_path: Path) -> None:
+    path = save_d4rl_hdf5(pendulum, tmp_path / "pendulum-random.hdf5")
+    loaded = load_d4rl_hdf5(path)
+    assert sorted(loaded) == sorted(pendulum)
+    for key in DATASET_KEYS:
+        np.testing.assert_array_equal(loaded[key], pendulum[key])
+    rpm = ReplayMemory(1000, obs_dim=3, act_dim=1, seed=0)
+    rpm.load_from_d4rl(loaded)
+    assert len(rpm) == 250
+    obs, action, reward, next_obs, terminal = rpm.sample_batch_by_index(np.arange(250))
+    np.testing.assert_array_equal(obs, pendulum["observations"])
+    np.testing.assert_array_equal(action, pendulum["actions"])
+    np.testing.assert_array_equal(reward, pendulum["rewards"])
+    np.testing.assert_array_equal(next_obs, pendulum["next_observations"])
+    np.testing.assert_array_equal(terminal, pendulum["terminals"])
+
+
+def test_d4rl_raw_file_gets_next_observations_like_qlearning_dataset(tmp_path: Path) -> None:
+    obs = np.arange(12, dtype=np.float32).reshape(6, 2)
+    path = tmp_path / "raw.hdf5"
+    with h5py.File(path, "w") as file:
+        file["observations"] = obs
+        file["actions"] = np.zeros((6, 1), np.float32)
+        file["rewards"] = np.arange(6, dtype=np.float32)
+        file["terminals"] = np.array([0, 0, 0, 0, 1, 0], bool)
+        file["timeouts"] = np.array([0, 1, 0, 0, 0, 0], bool)
+    data = load_d4rl_hdf5(path)
+    # Row 1 timed out (its next row is a reset) and row 5 is the file's last: both dropped.
+    np.testing.assert_array_equal(data["rewards"], [0, 2, 3, 4])
+    np.testing.assert_array_equal(data["next_observations"], obs[[1, 3, 4, 5]])
+    np.testing.assert_array_equal(data["terminals"], [0, 0, 0, 1])
+
+
+def test_load_from_d4rl_takes_parl2_dicts() -> None:
+    data = parl2_dict()
+    rpm = ReplayMemory(10, obs_dim=3, act_dim=2, seed=0)
+    rpm.load_from_d4rl(data)
+    assert rpm.size() == 6
+    batch = rpm.sample_batch_by_index(np.arange(6))
+    np.testing.assert_array_equal(batch.reward, data["rewards"])
+    np.testing.assert_array_equal(batch.terminal, data["terminals"])
+    rpm.append(np.zeros(3), np.zeros(2), 0.0, np.zeros(3), False)  # writes after the dataset
+    assert rpm.size() == 7
+
+
+@pytest.mark.parametrize(
+    ("change", "error", "match"),
+    [
+        ({"rewards": np.zeros(5, np.float32)}, ValueError, r"'rewards' has shape \(5,\)"),
+        ({"observations": np.zeros((6, 4), np.float32)}, ValueError, "next_observations"),
+        ({"actions": np.zeros((6, 3), np.float32)}, ValueError, r"action has shape \(6, 3\)"),
+        ({"terminals": None}, ValueError, r"lacks \['terminals'\]"),
+        ({"rewards": np.array(["x"] * 6)}, ValueError, "'rewards' must hold numbers"),
+        ({"rewards": np.full(6, np.nan, np.float32)}, ValueError, "NaN"),
+    ],
+)
+def test_load_from_d4rl_refuses_bad_datasets_and_changes_nothing(change, error, match) -> None:
+    rpm = ReplayMemory(10, obs_dim=3, act_dim=2, seed=0)
+    rpm.append(np.ones(3), np.ones(2) / 2, 1.0, np.ones(3), True)
+    data = {k: v for k, v in {**parl2_dict(), **change}.items() if v is not None}
+    with pytest.raises(error, match=match):
+        rpm.load_from_d4rl(data)
+    assert rpm.size() == 1 and rpm.obs[0, 0] == 1.0 and rpm.reward[0] == 1.0
+
+
+def test_load_from_d4rl_refuses_more_rows_than_max_size() -> None:
+    rpm = ReplayMemory(4, obs_dim=3, act_dim=2)
+    with pytest.raises(ValueError, match="max_size >= 6"):
+        rpm.load_from_d4rl(parl2_dict())
+    assert rpm.size() == 0
+
+
+def test_truncated_hdf5_is_refused(pendulum, tmp_path: Path) -> None:
+    path = save_d4rl_hdf5(pendulum, tmp_path / "data.hdf5")
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    with pytest.raises(ValueError, match="truncated or not an HDF5 file"):
+        load_d4rl_hdf5(path)
+    (tmp_path / "text.hdf5").write_text("observations,actions\n")
+    with pytest.raises(ValueError, match="cannot read"):
+        load_d4rl_hdf5(tmp_path / "text.hdf5")
+
+
+def test_wrong_shaped_hdf5_is_refused(tmp_path: Path) -> None:
+    data = parl2_dict()
+    path = tmp_path / "bad.hdf5"
+    with h5py.File(path, "w") as file:
+        for key, value in data.items():
+            file[key] = value[:-1] if key == "terminals" else value
+    with pytest.raises(ValueError, match=r"'terminals' has shape \(5,\), expected \(6,\)"):
+        load_d4rl_hdf5(path)
+    with h5py.File(path, "w") as file:
+        for key, value in data.items():
+            file[key] = value
+        del file["actions"]
+        file["actions"] = np.array([b"a"] * 6)
+    with pytest.raises(ValueError, match="'actions' holds"):
+        load_d4rl_hdf5(path)
+
+
+def test_hdf5_links_to_other_files_are_refused(pendulum, tmp_path: Path) -> None:
+    other = save_d4rl_hdf5(pendulum, tmp_path / "other.hdf5")
+    path = tmp_path / "linked.hdf5"
+    with h5py.File(path, "w") as file:
+        for key in DATASET_KEYS:
+            file[key] = h5py.ExternalLink(str(other), key)
+    with pytest.raises(ValueError, match="link to other files"):
+        load_d4rl_hdf5(path)
+
+
+def test_hdf5_size_is_bounded_and_missing_file_says_where_to_get_data(pendulum, tmp_path) -> None:
+    path = save_d4rl_hdf5(pendulum, tmp_path / "data.hdf5")
+    with pytest.raises(ValueError, match="over max_bytes=1000"):
+        load_d4rl_hdf5(path, max_bytes=1000)
+    with pytest.raises(FileNotFoundError, match="minari download"):
+        load_d4rl_hdf5(tmp_path / "nowhere.hdf5")
+    with pytest.raises(FileNotFoundError, match="minari download"):
+        load_minari(tmp_path / "nowhere")
+
+
+def test_minari_dataset_on_disk_loads(pendulum, tmp_path: Path, monkeypatch) -> None:
+    import minari  # parl-utils[offline], which the test group installs
+    from minari.data_collector.episode_buffer import EpisodeBuffer
+
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path))
+    # Minari stores an episode as T+1 observations: the pendulum's first, timed-out episode,
+    # and the first 20 steps of the next one, still running.
+    episodes = []
+    for index, (start, stop) in enumerate([(0, 200), (200, 220)]):
+        rows = slice(start, stop)
+        observations = np.concatenate(
+            [pendulum["observations"][rows], pendulum["next_observations"][stop - 1 : stop]]
+        )
+        episodes.append(
+            EpisodeBuffer(
+                id=index,
+                observations=observations,
+                actions=pendulum["actions"][rows],
+                rewards=list(pendulum["rewards"][rows]),
+                terminations=list(pendulum["terminals"][rows]),
+                truncations=list(pendulum["timeouts"][rows]),
+            )
+        )
+    env = ActionMappingWrapper(gym.make("Pendulum-v1"))
+    minari.create_dataset_from_buffers(
+        "parl/pendulum/random-v0",
+        episodes,
+        env=env,
+        eval_env="Pendulum-v1",
+        algorithm_name="uniform random",
+        author="PARL tests",
+        author_email="none",
+        code_permalink="none",
+        description="random Pendulum-v1 steps",
+    )
+    loaded = load_minari(tmp_path / "parl" / "pendulum" / "random-v0")
+    assert len(loaded["rewards"]) == 220
+    for key in DATASET_KEYS:
+        np.testing.assert_allclose(loaded[key], pendulum[key][:220], rtol=1e-6)
+
+
+def test_check_dataset_needs_rows() -> None:
+    with pytest.raises(ValueError, match="N >= 1"):
+        check_dataset({**parl2_dict(), "observations": np.zeros((0, 3))})
+    with pytest.raises(ValueError, match="empty"):
+        DatasetRecorder().to_dict()
