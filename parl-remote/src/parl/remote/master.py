@@ -60,7 +60,7 @@ _MAX_SCRIPT_CHARS = 512  # of a client's script path kept (its end): a hello's m
 _MORE, _LAST = int(zmq.NOBLOCK | zmq.SNDMORE), int(zmq.NOBLOCK)
 _EVENTS, _POLLIN = int(zmq.EVENTS), int(zmq.POLLIN)
 _GATHER_S = 0.005
-_PACED_GATHER_S = 0.02  # while workers beat at the master's pace and nothing else comes
+_PACED_GATHER_S = 0.05  # while workers beat at the master's pace and nothing else comes
 _DUTIES_EVERY_S = 0.02  # housekeeping runs at most this often
 _RESYNC_ACK = P.encode({"resync": True})
 
