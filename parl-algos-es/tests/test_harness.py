@@ -11,12 +11,13 @@ from pathlib import Path
 
 import parl
 import parl.remote
+from parl.remote.testing import processes_gone as gone
+from parl.remote.testing import wait_for
 from parl.testing import IdentityEnv, LinearModel, identity_score
 
 import cloudpickle
 import gymnasium as gym
 import numpy as np
-import psutil
 import pytest
 
 from parl_algos_es import CMAES, ES, ESAgent
@@ -70,24 +71,6 @@ class SlowIdentityEnv(IdentityEnv):
         if self.slow.exists():
             threading.Event().wait(0.5)
         return super().step(action)
-
-
-def gone(pids) -> bool:
-    for pid in pids:
-        try:
-            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
-                return False
-        except psutil.NoSuchProcess:
-            continue
-    return True
-
-
-def wait_for(predicate, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        threading.Event().wait(0.05)
 
 
 @pytest.fixture

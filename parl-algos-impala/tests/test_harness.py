@@ -6,11 +6,11 @@ import csv
 import os
 import signal
 import sys
-import threading
-import time
 
 import parl
 import parl.remote
+from parl.remote.testing import processes_gone as gone
+from parl.remote.testing import wait_for
 from parl.testing import IdentityEnv, identity_score
 from parl.utils import summary
 
@@ -57,16 +57,6 @@ def make_env() -> gym.Env:
     return IdentityEnv(4, episode_length=10)
 
 
-def gone(pids) -> bool:
-    for pid in pids:
-        try:
-            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
-                return False
-        except psutil.NoSuchProcess:
-            continue
-    return True
-
-
 def alive(pids) -> list[tuple[int, str]]:
     found = []
     for pid in pids:
@@ -75,14 +65,6 @@ def alive(pids) -> list[tuple[int, str]]:
         except psutil.NoSuchProcess:
             continue
     return found
-
-
-def wait_for(predicate, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        threading.Event().wait(0.05)
 
 
 @pytest.fixture

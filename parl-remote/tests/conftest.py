@@ -8,10 +8,12 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+from parl.remote.testing import processes_gone as gone
+from parl.remote.testing import wait_for
 
 import psutil
 import pytest
@@ -26,34 +28,11 @@ FAST_ENV = {
 }
 
 
-def wait_for(predicate: Callable[[], object], timeout: float, what: str) -> object:
-    """Poll ``predicate`` until it returns a truthy value; fail the test after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.02)
-
-
 def free_port() -> int:
     """A port nothing listens on right now (127.0.0.1)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
-
-
-def gone(pids: list[int]) -> bool:
-    """True when none of ``pids`` runs (zombies count as gone: nothing here reaps them)."""
-    for pid in pids:
-        try:
-            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
-                return False
-        except psutil.NoSuchProcess:
-            continue
-    return True
 
 
 class Script:
