@@ -41,18 +41,32 @@ def machine() -> str:
     )
 
 
+#: What benchmarks write: a change to these alone leaves the code a run measured unchanged.
+RESULT_SUFFIXES = {".md", ".json", ".png", ".txt", ".csv"}
+
+
 def commit() -> str:
-    """Return the current git commit (with ``+dirty`` when the tree has changes)."""
+    """Return the current git commit, with ``+dirty`` when code differs from it (results files
+    under ``benchmarks/`` that earlier runs wrote do not count)."""
     try:
         head = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
         ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True
-        ).stdout.strip()
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "--no-renames"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        ).stdout
     except OSError:
         return "unknown"
-    return head + ("+dirty" if dirty else "")
+    return head + ("+dirty" if any(_is_code(line[3:]) for line in status.splitlines()) else "")
+
+
+def _is_code(path: str) -> bool:
+    """Whether a changed path (as ``git status`` prints it) is code rather than a result."""
+    changed = Path(path.strip('"'))
+    return not (changed.parts[:1] == ("benchmarks",) and changed.suffix in RESULT_SUFFIXES)
 
 
 def command() -> str:
