@@ -131,10 +131,13 @@ class Job:
         P.bound_inbound(self.worker, P.CONTROL_MAX_BYTES)
         self.security.dial_control(self.worker)
         self.worker.connect(worker_endpoint)
-        # The watchdog wakes the serving thread through this pair when the client goes away.
-        self.wake = self.context.socket(zmq.PAIR)
-        self.wake.bind(f"inproc://xparl-wake-{job_id}")
-        self.waker = self.context.socket(zmq.PAIR)
+        # The watchdog wakes the serving thread when the client goes away, through the client
+        # socket itself (an in-process peer with an unguessable id), so that serving is one
+        # blocking receive per message rather than a poll of two sockets and a receive.
+        self.wake_id = b"wake" + os.urandom(16)
+        self.socket.bind(f"inproc://xparl-wake-{job_id}")
+        self.waker = self.context.socket(zmq.DEALER)
+        self.waker.routing_id = self.wake_id
         self.waker.connect(f"inproc://xparl-wake-{job_id}")
         self.lock = threading.Lock()
         self.owner: bytes | None = None
@@ -239,32 +242,28 @@ class Job:
 
     def serve(self) -> None:
         """Answer the client until it releases this actor or its connection ends."""
-        poller = zmq.Poller()
-        poller.register(self.socket, zmq.POLLIN)
-        poller.register(self.wake, zmq.POLLIN)
         while True:
-            events = dict(poller.poll(self._linger_ms()))
-            if self.wake in events:
-                self._client_gone()
-            if self.socket in events:
-                try:
-                    self._receive()
-                except Exception as exc:  # no error of one message ends the job
-                    self._count_bad(f"a message that failed with {exc!r}")
-            if self.failed_at is not None and self._linger_ms() == 0:
-                print(
-                    "[xparl] the client never released the failed actor; exiting", file=sys.stderr
-                )
-                self.exit(1)
+            try:
+                self._receive()
+            except Exception as exc:  # no error of one message ends the job
+                self._count_bad(f"a message that failed with {exc!r}")
+            if self.failed_at is not None:
+                linger_ms = self._linger_ms()
+                if linger_ms == 0:
+                    print(
+                        "[xparl] the client never released the failed actor; exiting",
+                        file=sys.stderr,
+                    )
+                    self.exit(1)
+                self.socket.rcvtimeo = linger_ms
 
     def _client_gone(self) -> None:
         print("[xparl] the client disconnected; exiting", file=sys.stderr)
         self.exit(self._exit_code())
 
-    def _linger_ms(self) -> int | None:
-        """How long serve may wait for a message: forever, unless INIT failed."""
-        if self.failed_at is None:
-            return None
+    def _linger_ms(self) -> int:
+        """How long a job whose INIT failed waits for its client to release it."""
+        assert self.failed_at is not None
         left = self.failed_at + self.timeouts.heartbeat_timeout - time.monotonic()
         return max(0, int(left * 1000))
 
@@ -280,6 +279,10 @@ class Job:
             self._count_bad("a message with too few or too many frames")
             return
         identity = frames[0]
+        if identity == self.wake_id:
+            if self.owner_lost:  # the watchdog's wake-up: the client went away while idle
+                self._client_gone()
+            return
         try:
             request = P.parse_request(frames[1], frames[2:])
         except P.BadMessage as exc:
