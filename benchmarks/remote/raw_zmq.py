@@ -5,10 +5,16 @@ the floor it is measured against is the same round trip between two processes ex
 with nothing else to do. ``python raw_zmq.py serve PORT_FILE`` runs one echo server (a ROUTER
 bound to a free loopback port, written to PORT_FILE); :func:`echo_round_trip` and
 :func:`calls_per_second` drive servers started by :func:`start_servers`.
+
+The floor of any remote call written in Python is above that echo: the least an RPC must add
+is pickling the arguments and the result and looking the method up. ``python raw_zmq.py rpc
+PORT_FILE`` serves exactly that (no checks, no errors, no security), and
+:func:`rpc_round_trip` times a call of it, so the call path can be set against both.
 """
 
 from __future__ import annotations
 
+import pickle
 import statistics
 import subprocess
 import sys
@@ -34,16 +40,36 @@ def serve(port_file: str) -> None:
         server.send_multipart(server.recv_multipart(copy=False), copy=False)
 
 
+class _Target:
+    def noop(self) -> None:
+        return None
+
+
+def serve_rpc(port_file: str) -> None:
+    """Answer ``[method name, pickled (args, kwargs)]`` with the pickled result, until killed."""
+    context = zmq.Context()
+    server = context.socket(zmq.ROUTER)
+    port = server.bind_to_random_port("tcp://127.0.0.1")
+    Path(port_file).write_text(str(port))
+    target = _Target()
+    while True:
+        sender, name, body = server.recv_multipart()
+        args, kwargs = pickle.loads(body)
+        result = getattr(target, name.decode())(*args, **kwargs)
+        server.send_multipart([sender, pickle.dumps(result, protocol=5)])
+
+
 @contextmanager
-def start_servers(count: int) -> Iterator[list[int]]:
-    """Start ``count`` echo server processes; yield their ports; stop them by pid."""
+def start_servers(count: int, mode: str = "serve") -> Iterator[list[int]]:
+    """Start ``count`` server processes (``serve``: echo, ``rpc``: the minimal RPC); yield their
+    ports; stop them by pid."""
     folder = Path(tempfile.mkdtemp(prefix="raw-zmq-"))
     procs = []
     try:
         for i in range(count):
             port_file = folder / f"port{i}"
             procs.append(
-                (subprocess.Popen([sys.executable, __file__, "serve", str(port_file)]), port_file)
+                (subprocess.Popen([sys.executable, __file__, mode, str(port_file)]), port_file)
             )
         deadline = time.monotonic() + START_TIMEOUT
         ports = []
@@ -86,6 +112,21 @@ def echo_round_trip(port: int, payload: bytes, repeats: int) -> tuple[float, flo
     return statistics.median(times), times[int(len(times) * 0.99)]
 
 
+def rpc_round_trip(port: int, repeats: int) -> float:
+    """Median seconds of one trivial call to the minimal RPC server at ``port``."""
+    context = zmq.Context()
+    sock = _dealer(context, port)
+    times = []
+    for _ in range(repeats + 100):  # the first 100 warm up
+        start = time.perf_counter()
+        sock.send_multipart([b"noop", pickle.dumps(((), {}), protocol=5)])
+        pickle.loads(sock.recv())
+        times.append(time.perf_counter() - start)
+    sock.close()
+    context.term()
+    return statistics.median(times[100:])
+
+
 def calls_per_second(ports: list[int], duration: float) -> float:
     """Round trips per second, one thread and socket per entry of ``ports`` (a port may repeat:
     several threads then share that server), each thread waiting for its reply."""
@@ -117,6 +158,6 @@ def calls_per_second(ports: list[int], duration: float) -> float:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] != "serve":
-        sys.exit("usage: raw_zmq.py serve PORT_FILE")
-    serve(sys.argv[2])
+    if len(sys.argv) != 3 or sys.argv[1] not in ("serve", "rpc"):
+        sys.exit("usage: raw_zmq.py serve|rpc PORT_FILE")
+    (serve if sys.argv[1] == "serve" else serve_rpc)(sys.argv[2])
