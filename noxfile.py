@@ -1,8 +1,9 @@
 """The one entry point for development tasks: ``nox`` runs the CI set, ``nox -l`` lists them.
 
-Default sessions (what CI runs): ``lint``, ``typecheck``, ``tests``, ``browser``, ``packaging``
-(the wheelhouse, checked, and every install line of the docs installed from it), ``plugin``,
-``examples``, ``docs``. Opt-in: ``bench`` (``nox -s bench -- <ALGO> <ENV>``), ``ray_examples``,
+Default sessions (what CI runs): ``lint``, ``typecheck``, ``tests`` (no torch), ``torch`` (the
+torch backend's tests, with torch's CPU build), ``browser``, ``packaging`` (the wheelhouse,
+checked, and every install line of the docs installed from it), ``plugin``, ``examples``,
+``docs``. Opt-in: ``bench`` (``nox -s bench -- <ALGO> <ENV>``), ``ray_examples``,
 ``wheelhouse`` (the checked wheels and sdists in ``dist/``: what ``.ci/release.yml`` publishes).
 """
 
@@ -19,6 +20,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from xml.etree import ElementTree
 
 import nox
 
@@ -29,6 +31,7 @@ nox.options.sessions = [
     "lint",
     "typecheck",
     "tests",
+    "torch",
     "browser",
     "packaging",
     "plugin",
@@ -82,10 +85,48 @@ def tests(session: nox.Session) -> None:
     )
     paths = session.posargs or [f"{p}/tests" for p in PACKAGES]
     skip = [] if session.posargs else [f"--ignore={BROWSER_TEST}"]  # `browser` runs it
+    # No torch here: the `torch` session runs the torch-marked tests and the torch folders.
+    skip += ["-m", "not torch", *(f"--ignore={folder}" for folder in TORCH_TEST_FOLDERS)]
     # Two workers, a test file each at a time: much of the suite waits on clusters and
     # subprocesses, so a second worker fills the idle core (fixtures stay per file).
     workers = ["-n", "2", "--dist", "loadfile"]
     session.run("pytest", "--durations=15", *workers, *skip, *paths, env={"PYTHONHASHSEED": "0"})
+
+
+TORCH = "torch==2.13.0"
+# A local folder of wheels (a CPU build of torch) where the machine has one; else torch's own
+# CPU index, so that CI never downloads the multi-GB CUDA build.
+LOCAL_WHEELS = Path("/opt/wheels")
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+TORCH_TEST_FOLDERS = ["parl-core/tests/torch"]
+TORCH_TESTS = ["parl-core/tests", "parl-algos-dqn/tests"]
+
+
+@nox.session
+def torch(session: nox.Session) -> None:
+    """The torch backend: every torch-marked test (parl-core's torch suite, the families'
+    contract suites on torch, the paddle-vs-torch comparisons), with torch's CPU build next to
+    paddle. Fails if any of them is skipped, so that a missing torch cannot pass for success."""
+    install_workspace(session, "pytest>=8")
+    if LOCAL_WHEELS.is_dir():
+        session.install("--find-links", str(LOCAL_WHEELS), TORCH)
+    else:
+        session.install("--index-url", TORCH_CPU_INDEX, TORCH)
+    report = Path(session.create_tmp()) / "torch-junit.xml"
+    paths = session.posargs or TORCH_TESTS
+    session.run(
+        "pytest",
+        "-m",
+        "torch",
+        "--durations=10",
+        f"--junitxml={report}",
+        *paths,
+        env={"PYTHONHASHSEED": "0"},
+    )
+    suite = ElementTree.parse(report).getroot().find("testsuite")
+    ran, skipped = int(suite.get("tests", 0)), int(suite.get("skipped", 0))  # type: ignore[union-attr]
+    if ran == 0 or skipped:
+        session.error(f"the torch session ran {ran} tests and skipped {skipped}: none may skip")
 
 
 BROWSER_TEST = "parl-remote/tests/test_monitor_browser.py"

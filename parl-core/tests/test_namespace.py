@@ -2,22 +2,31 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
 import pytest
 
 
-def run_python(code: str) -> subprocess.CompletedProcess[str]:
+def run_python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
+    environment = {k: v for k, v in os.environ.items() if k != "PARL_BACKEND"} | env
     return subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=environment,
     )
 
 
-def test_import_parl_imports_no_paddle_zmq_or_plugin() -> None:
+def test_import_parl_imports_no_framework_zmq_or_plugin() -> None:
     result = run_python(
         "import sys, parl\n"
-        "heavy = {'paddle', 'zmq', 'gymnasium', 'parl_algos_pg', 'parl_algos_dqn', 'parl.utils'}\n"
+        "assert parl.get_backend() in ('paddle', 'torch')\n"
+        "heavy = {'paddle', 'torch', 'zmq', 'gymnasium', 'parl_algos_pg', 'parl_algos_dqn',\n"
+        "         'parl.utils'}\n"
         "print(sorted(heavy & set(sys.modules)))\n"
     )
     assert result.returncode == 0, result.stderr
@@ -36,17 +45,24 @@ def test_listing_algorithms_imports_no_plugin() -> None:
 
 
 def test_core_classes_resolve_lazily() -> None:
+    result = run_python(
+        "import sys, parl\n"
+        "assert parl.Model.__name__ == 'Model' and 'paddle' in sys.modules\n"
+        "assert issubclass(parl.Model, sys.modules['paddle'].nn.Layer)\n"
+        "assert parl.Agent is parl.core.paddle.Agent and 'torch' not in sys.modules\n",
+        PARL_BACKEND="paddle",
+    )
+    assert result.returncode == 0, result.stderr
     import parl
 
-    assert parl.Model.__name__ == "Model"
-    assert issubclass(parl.Model, __import__("paddle").nn.Layer)
     assert {"Model", "Algorithm", "Agent", "remote_class", "connect"} <= set(dir(parl))
 
 
 def test_model_without_paddle_names_the_install() -> None:
     result = run_python(
         "import sys\nsys.modules['paddle'] = None\nimport parl\n"
-        "try:\n    parl.Model\nexcept ImportError as exc:\n    print(exc)\n"
+        "try:\n    parl.Model\nexcept ImportError as exc:\n    print(exc)\n",
+        PARL_BACKEND="paddle",
     )
     assert result.returncode == 0, result.stderr
     assert "parl.Model needs paddle" in result.stdout
@@ -57,7 +73,8 @@ def test_a_family_without_paddle_names_both_paddle_distributions() -> None:
     result = run_python(
         "import sys\nsys.modules['paddle'] = None\nimport parl\n"
         "try:\n    parl.algorithms.get('PolicyGradient')\n"
-        "except parl.core.errors.PluginLoadError as exc:\n    print(exc)\n"
+        "except parl.core.errors.PluginLoadError as exc:\n    print(exc)\n",
+        PARL_BACKEND="paddle",
     )
     assert result.returncode == 0, result.stderr
     assert "PolicyGradient (entry point PolicyGradient" in result.stdout

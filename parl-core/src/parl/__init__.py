@@ -1,9 +1,11 @@
 """PARL: a reinforcement-learning framework of Model / Algorithm / Agent abstractions.
 
-``import parl`` is light: it loads neither paddle, pyzmq nor any plugin. The paddle-backed
-classes (``parl.Model``, ``parl.Algorithm``, ``parl.Agent``) and the distributed API
-(``parl.remote_class``, ``parl.connect``, from the ``parl-remote`` distribution) resolve on
-first use; a missing dependency raises an error naming what to ``pip install``.
+``import parl`` is light: it loads neither paddle, torch, pyzmq nor any plugin. The classes of
+the selected backend (``parl.Model``, ``parl.Algorithm``, ``parl.Agent``, ``parl.set_seed``;
+:func:`get_backend` says which framework: ``PARL_BACKEND``, else the one installed, paddle
+when both are) and the distributed API (``parl.remote_class``, ``parl.connect``, from the
+``parl-remote`` distribution) resolve on first use; a missing dependency raises an error naming
+what to ``pip install``.
 """
 
 __path__ = __import__("pkgutil").extend_path(__path__, __name__)
@@ -15,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 from parl._version import __version__
 from parl.core import prefer_fast_mkl_kernels as _prefer_fast_mkl_kernels
 from parl.core import quiet_paddle as _quiet_paddle
-from parl.core.errors import paddle_missing as _paddle_missing
+from parl.core.backend import get_backend
+from parl.core.errors import framework_missing as _framework_missing
 from parl.plugins import hookimpl
 
 _prefer_fast_mkl_kernels()
@@ -36,17 +39,20 @@ __all__ = [
     "__version__",
     "algorithms",
     "connect",
+    "get_backend",
     "hookimpl",
     "remote_class",
     "set_seed",
 ]
 
-# name -> (module, attribute): paddle's classes need a paddle build, the distributed API
-# needs parl-remote.
+# The selected backend's classes: name -> backend -> module.
+_BACKEND_CLASSES: dict[str, dict[str, str]] = {
+    "Model": {"paddle": "parl.core.model", "torch": "parl.core.torch.model"},
+    "Algorithm": {"paddle": "parl.core.algorithm", "torch": "parl.core.torch.algorithm"},
+    "Agent": {"paddle": "parl.core.agent", "torch": "parl.core.torch.agent"},
+}
+# name -> (module, attribute): the distributed API needs parl-remote.
 _LAZY: dict[str, tuple[str, str]] = {
-    "Model": ("parl.core.model", "Model"),
-    "Algorithm": ("parl.core.algorithm", "Algorithm"),
-    "Agent": ("parl.core.agent", "Agent"),
     "set_seed": ("parl.core.seeding", "set_seed"),
     "remote_class": ("parl.remote", "remote_class"),
     "connect": ("parl.remote", "connect"),
@@ -56,14 +62,18 @@ _SUBMODULES = {"algorithms", "plugins", "testing", "utils", "env", "remote", "co
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        module_name, attribute = _LAZY[name]
+    if name in _BACKEND_CLASSES or name in _LAZY:
+        if name in _BACKEND_CLASSES:
+            module_name, attribute = _BACKEND_CLASSES[name][get_backend()], name
+        else:
+            module_name, attribute = _LAZY[name]
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
             missing = exc.name or module_name
-            if missing.split(".")[0] == "paddle":
-                raise ImportError(_paddle_missing(f"parl.{name}")) from exc
+            if missing.split(".")[0] in ("paddle", "torch"):
+                framework = missing.split(".")[0]
+                raise ImportError(_framework_missing(framework, f"parl.{name}")) from exc
             if missing == "parl.remote" or missing.split(".")[0] == "zmq":
                 raise ImportError(
                     f"parl.{name} needs 'parl-remote', which is not installed "

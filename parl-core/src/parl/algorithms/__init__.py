@@ -1,8 +1,9 @@
 """The algorithm registry: look algorithms up by name, whichever plugin provides them.
 
-Algorithms are registered by installed distributions under the entry-point group
-``parl.algorithms``; listing reads package metadata only, and a class is imported on first
-lookup.
+Algorithms are registered by installed distributions under one entry-point group per backend
+(``parl.algorithms`` for paddle, ``parl.algorithms.torch`` for torch); a lookup takes the
+selected backend's (:func:`parl.get_backend`) unless ``backend=`` names one. Listing reads
+package metadata only, and a class is imported on first lookup.
 
 Examples:
     >>> import parl
@@ -10,6 +11,8 @@ Examples:
     True
     >>> PG = parl.algorithms.get("PolicyGradient")
     >>> from parl.algorithms import PolicyGradient  # the same lookup
+    >>> parl.algorithms.names(backend="torch")  # doctest: +SKIP
+    ['DDQN', 'DQN']
 """
 
 from __future__ import annotations
@@ -18,14 +21,15 @@ import importlib
 import sys
 from typing import TYPE_CHECKING, Any
 
-from parl.algorithms._registry import ENTRY_POINT_GROUP, AlgorithmEntry, registry
+from parl.algorithms._registry import ENTRY_POINT_GROUP, GROUPS, AlgorithmEntry, registry
 from parl.core.errors import DuplicateAlgorithmError, PluginLoadError, UnknownAlgorithmError
 
 if TYPE_CHECKING:
-    from parl.core.algorithm import Algorithm
+    from parl.core.base import AlgorithmBase as Algorithm
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "GROUPS",
     "AlgorithmEntry",
     "DuplicateAlgorithmError",
     "PluginLoadError",
@@ -37,26 +41,35 @@ __all__ = [
 ]
 
 
-def names() -> list[str]:
-    """Return the sorted names of the installed algorithms, without importing any plugin."""
-    return registry.names()
+def names(backend: str | None = None) -> list[str]:
+    """Return the sorted names of the installed algorithms, without importing any plugin.
+
+    Args:
+        backend: ``"paddle"`` or ``"torch"``; the selected backend by default.
+    """
+    return registry.names(backend)
 
 
-def entries() -> dict[str, list[AlgorithmEntry]]:
+def entries(backend: str | None = None) -> dict[str, list[AlgorithmEntry]]:
     """Return each name with the distribution(s) and entry-point value(s) that provide it."""
-    return registry.entries()
+    return registry.entries(backend)
 
 
-def get(name: str) -> type[Algorithm]:
+def get(name: str, backend: str | None = None) -> type[Algorithm]:
     """Return the algorithm class registered as ``name``, importing its plugin on first use.
 
+    Args:
+        name: the algorithm's name, e.g. ``"DQN"``.
+        backend: ``"paddle"`` or ``"torch"``; the selected backend by default.
+
     Raises:
-        UnknownAlgorithmError: no installed plugin provides ``name`` (a ``LookupError``; the
-            message suggests close names and, for first-party names, the ``pip install`` line).
+        UnknownAlgorithmError: no installed plugin provides ``name`` for the backend (a
+            ``LookupError``; the message says which backend has it, suggests close names and,
+            for first-party names, gives the ``pip install`` line).
         DuplicateAlgorithmError: two distributions provide ``name``.
         PluginLoadError: the plugin fails to import or is not a valid ``parl.Algorithm``.
     """
-    return registry.get(name)
+    return registry.get(name, backend)
 
 
 def refresh() -> None:
@@ -67,15 +80,15 @@ def refresh() -> None:
 def __getattr__(name: str) -> Any:
     if name.startswith("__"):
         raise AttributeError(name)
-    if name == "paddle":  # PARL 2.x's path: parl.algorithms.paddle.X
-        return importlib.import_module("parl.algorithms.paddle")
+    if name in GROUPS:  # PARL 2.x's paths: parl.algorithms.paddle.X, parl.algorithms.torch.X
+        return importlib.import_module(f"parl.algorithms.{name}")
     return _lookup(name)
 
 
-def _lookup(name: str) -> type[Algorithm]:
+def _lookup(name: str, backend: str | None = None) -> type[Algorithm]:
     """The registry's ``name`` for a module ``__getattr__`` (this one or an alias module's)."""
     try:
-        return registry.get(name)
+        return registry.get(name, backend)
     except UnknownAlgorithmError as exc:
         if _in_from_import():
             # ``from parl.algorithms import X``: Python turns an AttributeError into a bare

@@ -3,9 +3,15 @@
 A checkpoint holds every model of the algorithm (target networks included), every optimizer's
 accumulators and learning rate, the attributes the algorithm and the agent declare in their
 ``checkpoint_state`` (step counters, learnable scalars, exploration generators), and the random
-states of paddle, numpy and Python. It is one safetensors file (:mod:`parl.core.tensor_files`)
-whose JSON metadata carries a format name and version. Loading checks the whole file against
-the agent before it changes anything.
+states of the framework, numpy and Python. It is one safetensors file
+(:mod:`parl.core.tensor_files`) whose JSON metadata carries a format name and version. Loading
+checks the whole file against the agent before it changes anything.
+
+The metadata names the backend that wrote the file (``"backend"``; a file without it is
+paddle's, from before there was a second backend), and a file of the other backend is refused:
+a paddle ``Linear`` stores its weight transposed from torch's, so a square one would load
+without an error but wrong. This module imports neither framework: what it needs from one is
+the agent's :class:`~parl.core.backend.Backend`.
 
 Array names in the file::
 
@@ -13,6 +19,7 @@ Array names in the file::
     optimizers/<optimizer>/<parameter>/<slot>  optimizers/optimizer/models/model/fc1.weight/moment1
     algorithm/<attribute>, agent/<attribute>   algorithm/log_alpha
     rng/numpy                                  numpy's global MT19937 key
+    rng/torch, rng/torch_cuda/<i>              torch's generator states (the torch backend)
 """
 
 from __future__ import annotations
@@ -23,8 +30,6 @@ from typing import TYPE_CHECKING, Any
 
 from parl._version import __version__
 from parl.core.errors import CheckpointError
-from parl.core.model import CHECKPOINT_HINT, check_weights, numpy_dtype
-from parl.core.optimizer_state import optimizer_state, plan_optimizer_restore
 from parl.core.random_states import (
     capture_bit_generator_state,
     capture_process_rng,
@@ -32,15 +37,16 @@ from parl.core.random_states import (
     plan_process_rng,
 )
 from parl.core.tensor_files import TensorFile
+from parl.core.weights import CHECKPOINT_HINT, check_weights
 
 import numpy as np
-import paddle
 
 if TYPE_CHECKING:
-    from parl.core.agent import Agent
-    from parl.core.algorithm import Algorithm
+    from parl.core.backend import Backend
+    from parl.core.base import AgentBase as Agent
+    from parl.core.base import AlgorithmBase as Algorithm
 
-__all__ = ["FORMAT", "VERSION", "capture", "plan_restore"]
+__all__ = ["FORMAT", "VERSION", "capture", "check_backend", "plan_restore"]
 
 FORMAT = "parl.checkpoint"
 VERSION = 1
@@ -62,7 +68,7 @@ def parameter_names(algorithm: Algorithm) -> dict[int, str]:
             names.setdefault(id(param), f"models/{path}/{name}")
     for attr in type(algorithm).checkpoint_state:
         value = getattr(algorithm, attr, None)
-        if isinstance(value, paddle.Tensor):
+        if isinstance(value, algorithm.backend.tensor_type):
             names.setdefault(id(value), f"algorithm/{attr}")
     return names
 
@@ -70,7 +76,9 @@ def parameter_names(algorithm: Algorithm) -> dict[int, str]:
 # -- declared attributes ----------------------------------------------------------------------
 
 
-def _capture_attributes(owner: object, prefix: str) -> tuple[Arrays, dict[str, Any]]:
+def _capture_attributes(
+    owner: object, prefix: str, backend: Backend
+) -> tuple[Arrays, dict[str, Any]]:
     arrays: Arrays = {}
     entries: dict[str, Any] = {}
     for attr in type(owner).checkpoint_state:  # type: ignore[attr-defined]
@@ -80,11 +88,10 @@ def _capture_attributes(owner: object, prefix: str) -> tuple[Arrays, dict[str, A
                 "attribute"
             )
         value = getattr(owner, attr)
-        if isinstance(value, (paddle.Tensor, np.ndarray)):
-            arrays[f"{prefix}/{attr}"] = (
-                value.numpy() if isinstance(value, paddle.Tensor) else value
-            )
-            entries[attr] = {"kind": "tensor" if isinstance(value, paddle.Tensor) else "array"}
+        is_tensor = isinstance(value, backend.tensor_type)
+        if is_tensor or isinstance(value, np.ndarray):
+            arrays[f"{prefix}/{attr}"] = backend.to_numpy(value) if is_tensor else value
+            entries[attr] = {"kind": "tensor" if is_tensor else "array"}
         elif isinstance(value, np.random.Generator):
             entries[attr] = {"kind": "generator", "state": capture_bit_generator_state(value)}
         elif isinstance(value, (bool, int, float, str)):
@@ -99,21 +106,22 @@ def _capture_attributes(owner: object, prefix: str) -> tuple[Arrays, dict[str, A
 
 
 def _plan_attribute(
-    owner: object, attr: str, entry: Any, arrays: Mapping[str, Any], key: str
+    owner: object, attr: str, entry: Any, arrays: Mapping[str, Any], key: str, backend: Backend
 ) -> Apply:
     where = f"{_class_name(owner)}.{attr}"
-    current = getattr(owner, attr, None)
+    current: Any = getattr(owner, attr, None)
     kind = entry.get("kind") if isinstance(entry, dict) else None
     if kind in ("tensor", "array"):
-        if not isinstance(current, (paddle.Tensor, np.ndarray)) or key not in arrays:
+        is_tensor = isinstance(current, backend.tensor_type)
+        if not (is_tensor or isinstance(current, np.ndarray)) or key not in arrays:
             raise CheckpointError(f"{where}: the checkpoint holds an array that does not fit it")
-        if isinstance(current, paddle.Tensor):
-            spec = (tuple(current.shape), numpy_dtype(current))
+        if is_tensor:
+            spec = (tuple(current.shape), backend.numpy_dtype(current))
         else:
             spec = (current.shape, current.dtype)
         value = _checked({attr: spec}, {attr: arrays[key]}, where)[attr]
-        if isinstance(current, paddle.Tensor):
-            return lambda: current.set_value(value)
+        if is_tensor:
+            return lambda: backend.assign(current, value)
         return lambda: setattr(owner, attr, value.copy())
     if kind == "generator" and isinstance(current, np.random.Generator):
         name = type(current.bit_generator).__name__
@@ -135,7 +143,7 @@ def _plan_attribute(
 
 
 def _plan_attributes(
-    owner: object, prefix: str, saved: dict[str, Any], arrays: Mapping[str, Any]
+    owner: object, prefix: str, saved: dict[str, Any], arrays: Mapping[str, Any], backend: Backend
 ) -> list[Apply]:
     declared = set(type(owner).checkpoint_state)  # type: ignore[attr-defined]
     if set(saved) != declared:
@@ -154,7 +162,10 @@ def _plan_attributes(
             f"the checkpoint holds arrays {sorted(held)} for {_class_name(owner)}, expected "
             f"{sorted(wanted)}"
         )
-    return [_plan_attribute(owner, a, saved[a], arrays, f"{prefix}/{a}") for a in sorted(declared)]
+    return [
+        _plan_attribute(owner, a, saved[a], arrays, f"{prefix}/{a}", backend)
+        for a in sorted(declared)
+    ]
 
 
 def _section(metadata: Mapping[str, Any], *keys: str) -> dict[str, Any]:
@@ -178,24 +189,25 @@ def _checked(expected: Mapping[str, Any], given: Mapping[str, Any], owner: str) 
 
 def capture(agent: Agent) -> tuple[Arrays, dict[str, Any]]:
     """Return an agent's whole training state as named arrays and JSON metadata."""
-    algorithm = agent.alg
+    algorithm, backend = agent.alg, agent.backend
     arrays: Arrays = {}
     for path, model in algorithm.named_models():
         arrays.update({f"models/{path}/{k}": v for k, v in model.get_weights().items()})
     names = parameter_names(algorithm)
     optimizers = {}
     for path, optimizer in algorithm.named_optimizers():
-        state, info = optimizer_state(optimizer, names, path)
+        state, info = backend.optimizer_state(optimizer, names, path)
         arrays.update({f"optimizers/{path}/{k}": v for k, v in state.items()})
         optimizers[path] = info
-    alg_arrays, alg_state = _capture_attributes(algorithm, "algorithm")
-    agent_arrays, agent_state = _capture_attributes(agent, "agent")
-    rng_arrays, rng = capture_process_rng()
+    alg_arrays, alg_state = _capture_attributes(algorithm, "algorithm", backend)
+    agent_arrays, agent_state = _capture_attributes(agent, "agent", backend)
+    rng_arrays, rng = capture_process_rng(backend)
     arrays.update({**alg_arrays, **agent_arrays, **rng_arrays})
     metadata = {
         "format": FORMAT,
         "version": VERSION,
         "parl_core": __version__,
+        "backend": backend.name,
         "algorithm": {
             "class": _class_name(algorithm),
             "config": algorithm.config.model_dump(mode="json"),
@@ -206,6 +218,21 @@ def capture(agent: Agent) -> tuple[Arrays, dict[str, Any]]:
         "rng": rng,
     }
     return arrays, metadata
+
+
+def check_backend(loaded: TensorFile, backend: str, where: str) -> None:
+    """Refuse a weights or checkpoint file written on another backend than ``backend``.
+
+    A file without a ``backend`` entry (PARL 2.x's pickles and files from before the torch
+    backend) counts as paddle's, a ``torch.save`` archive as torch's.
+    """
+    written = loaded.metadata.get("backend", loaded.legacy_backend or "paddle")
+    if written != backend:
+        raise CheckpointError(
+            f"{where} was written on the {written} backend, and this agent runs on {backend}; "
+            f"load it into a {written} agent, or convert the weights with "
+            "parl.core.torch.interop (a paddle Linear's weight is torch's, transposed)"
+        )
 
 
 def _check_header(agent: Agent, metadata: Mapping[str, Any], where: str) -> None:
@@ -237,7 +264,8 @@ def plan_restore(agent: Agent, checkpoint: TensorFile, where: str) -> Apply:
     """
     metadata, arrays = checkpoint.metadata, checkpoint.tensors
     _check_header(agent, metadata, where)
-    algorithm = agent.alg
+    check_backend(checkpoint, agent.backend.name, where)
+    algorithm, backend = agent.alg, agent.backend
     steps: list[Apply] = []
     models = dict(algorithm.named_models())
     saved_models = {key.split("/")[1] for key in arrays if key.startswith("models/")}
@@ -250,7 +278,7 @@ def plan_restore(agent: Agent, checkpoint: TensorFile, where: str) -> Apply:
         given = {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)}
         state = model.state_dict()
         values = _checked(
-            {n: (tuple(t.shape), numpy_dtype(t)) for n, t in state.items()}, given, path
+            {n: (tuple(t.shape), backend.numpy_dtype(t)) for n, t in state.items()}, given, path
         )
         steps.append(functools.partial(model.set_weights, values))
     unknown = sorted(k for k in arrays if k.split("/")[0] not in _ARRAY_GROUPS)
@@ -268,12 +296,11 @@ def plan_restore(agent: Agent, checkpoint: TensorFile, where: str) -> Apply:
         prefix = f"optimizers/{path}/"
         slots = {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)}
         info = _section(saved_optimizers, path)
-        steps.append(plan_optimizer_restore(optimizer, names, path, slots, info))
-    steps += _plan_attributes(
-        algorithm, "algorithm", _section(metadata, "algorithm", "state"), arrays
-    )
-    steps += _plan_attributes(agent, "agent", _section(metadata, "agent", "state"), arrays)
-    steps.append(plan_process_rng(metadata.get("rng"), arrays))
+        steps.append(backend.plan_optimizer_restore(optimizer, names, path, slots, info))
+    algorithm_state = _section(metadata, "algorithm", "state")
+    steps += _plan_attributes(algorithm, "algorithm", algorithm_state, arrays, backend)
+    steps += _plan_attributes(agent, "agent", _section(metadata, "agent", "state"), arrays, backend)
+    steps.append(plan_process_rng(metadata.get("rng"), arrays, backend))
 
     def apply() -> None:
         for step in steps:

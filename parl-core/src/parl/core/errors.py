@@ -2,18 +2,32 @@
 
 from __future__ import annotations
 
+INSTALL = {
+    "paddle": (
+        "install the CPU build with pip install paddlepaddle (or the extra parl-core[paddle]), "
+        "or the GPU build paddlepaddle-gpu for your CUDA version as paddle's installation guide "
+        "says"
+    ),
+    "torch": (
+        "install it with pip install torch (or the extra parl-core[torch]); for a GPU, the "
+        "CUDA build that pytorch.org's selector gives for your machine"
+    ),
+}
+"""How to install each framework PARL runs on, for error messages."""
+
+
+def framework_missing(framework: str, what: str) -> str:
+    """The message for ``what`` needing ``framework`` (``"paddle"``/``"torch"``), not installed.
+
+    Either distribution of paddle serves, so paddle's message names both: nothing in PARL
+    requires the CPU wheel by name, which would install it beside a GPU one.
+    """
+    return f"{what} needs {framework}, which is not installed: {INSTALL[framework]}"
+
 
 def paddle_missing(what: str) -> str:
-    """The message for ``what`` needing paddle when no paddle is installed.
-
-    Either distribution of paddle serves, so the message names both: nothing in PARL requires
-    the CPU wheel by name, which would install it beside a GPU one.
-    """
-    return (
-        f"{what} needs paddle, which is not installed: install the CPU build with "
-        "pip install paddlepaddle (or the extra parl-core[paddle]), or the GPU build "
-        "paddlepaddle-gpu for your CUDA version as paddle's installation guide says"
-    )
+    """The message for ``what`` needing paddle when no paddle is installed."""
+    return framework_missing("paddle", what)
 
 
 class ParlError(Exception):
@@ -47,3 +61,7 @@ class CheckpointError(ParlError, OSError):
 
 class ModelContractError(ParlError, TypeError):
     """A model lacks a method that the algorithm needs."""
+
+
+class BackendError(ParlError, ImportError):
+    """No usable framework: ``PARL_BACKEND`` names none, or the one it names is missing."""

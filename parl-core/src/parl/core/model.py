@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from parl.core import slow_mkl_dispatch
-from parl.core.errors import WeightsMismatchError
+from parl.core.paddle.backend import BACKEND
+from parl.core.paddle.tensors import numpy_dtype
 from parl.core.target import update_target
+from parl.core.weights import CHECKPOINT_HINT, check_weights, load_weights
 
 import numpy as np
 import paddle
@@ -22,71 +24,6 @@ if slow_mkl_dispatch():
         "computation, or start Python with MKL_DEBUG_CPU_TYPE=5 (MKL_DEBUG_CPU_TYPE=0 keeps "
         "MKL's own choice and silences this)."
     )
-
-Shape = tuple[int, ...]
-# Array kinds that can be weights: bool, signed and unsigned ints, floats.
-_NUMBER_KINDS = "biuf"
-
-
-def _as_array(value: Any) -> np.ndarray:
-    return value.numpy() if isinstance(value, paddle.Tensor) else np.asarray(value)
-
-
-_WEIGHTS_HINT = "pass the dict returned by get_weights() of the same architecture"
-CHECKPOINT_HINT = "the file was written by an agent built differently"
-
-
-def check_weights(
-    expected: Mapping[str, tuple[Shape, np.dtype]],
-    given: Mapping[str, Any],
-    owner: str,
-    hint: str = _WEIGHTS_HINT,
-) -> dict[str, np.ndarray]:
-    """Check ``given`` against ``expected`` and return its arrays cast to the expected dtypes.
-
-    Everything is checked before anything is returned, so a caller that writes only after this
-    returns never applies half of a bad dict.
-
-    Args:
-        expected: entry name to the shape and numpy dtype it must have.
-        given: entry name to an array, a tensor or anything ``numpy.asarray`` takes.
-        owner: what the weights are for, used in messages (e.g. ``"CartpoleModel"``).
-        hint: how to fix a name mismatch, appended to its message.
-
-    Raises:
-        WeightsMismatchError: a name is missing or unexpected, a value is not numeric (a string
-            or object array), or a shape differs.
-    """
-    missing = sorted(set(expected) - set(given))
-    unexpected = sorted(set(given) - set(expected))
-    if missing or unexpected:
-        raise WeightsMismatchError(
-            f"weights for {owner} do not match its parameters: missing {missing}, "
-            f"unexpected {unexpected}; {hint}"
-        )
-    arrays = {}
-    for name, (shape, dtype) in expected.items():
-        array = _as_array(given[name])
-        if array.dtype.kind not in _NUMBER_KINDS:
-            raise WeightsMismatchError(
-                f"weight {name!r} of {owner} holds {array.dtype} values; weights must be "
-                "numbers (bool, int or float arrays)"
-            )
-        if tuple(array.shape) != tuple(shape):
-            raise WeightsMismatchError(
-                f"weight {name!r} of {owner} has shape {tuple(array.shape)}, expected "
-                f"{tuple(shape)}"
-            )
-        arrays[name] = array.astype(dtype, copy=False)
-    return arrays
-
-
-def numpy_dtype(tensor: paddle.Tensor) -> np.dtype:
-    """The numpy dtype of ``tensor``'s values, without copying them to the host."""
-    try:
-        return np.dtype(str(tensor.dtype).removeprefix("paddle."))
-    except TypeError:  # bfloat16 and other types numpy lacks
-        return tensor.numpy().dtype
 
 
 class Model(paddle.nn.Layer):
@@ -108,6 +45,8 @@ class Model(paddle.nn.Layer):
         ['fc.bias', 'fc.weight']
     """
 
+    backend_name: ClassVar[str] = "paddle"
+
     def get_weights(self) -> dict[str, np.ndarray]:
         """Return every parameter and buffer as a numpy array, keyed by its structured name."""
         return {name: tensor.numpy() for name, tensor in self.state_dict().items()}
@@ -122,15 +61,7 @@ class Model(paddle.nn.Layer):
             WeightsMismatchError: a name is missing or unexpected, a shape differs, or a value
                 is not numeric.
         """
-        state = self.state_dict()
-        arrays = check_weights(
-            {name: (tuple(t.shape), numpy_dtype(t)) for name, t in state.items()},
-            weights,
-            type(self).__name__,
-        )
-        with paddle.no_grad():
-            for name, tensor in state.items():
-                tensor.set_value(arrays[name])
+        load_weights(self.state_dict(), weights, type(self).__name__, BACKEND)
 
     def sync_weights_to(self, target_model: Model, decay: float = 0.0) -> None:
         """Move ``target_model``'s weights towards this model's (PARL's signature).

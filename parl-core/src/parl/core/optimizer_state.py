@@ -19,7 +19,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from parl.core.errors import CheckpointError
-from parl.core.model import CHECKPOINT_HINT, check_weights, numpy_dtype
+from parl.core.paddle.tensors import numpy_dtype
+from parl.core.weights import CHECKPOINT_HINT, check_weights
 
 import numpy as np
 import paddle

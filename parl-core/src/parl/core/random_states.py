@@ -9,32 +9,32 @@ here, and the checked state is set on a throwaway generator, before anything is 
 
 from __future__ import annotations
 
-import logging
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from parl.core.errors import CheckpointError
 
 import numpy as np
-import paddle
-from paddle.base import core as paddle_core
+
+if TYPE_CHECKING:
+    from parl.core.backend import Backend
 
 __all__ = [
+    "Integer",
     "capture_bit_generator_state",
     "capture_process_rng",
     "check_bit_generator_state",
     "plan_process_rng",
 ]
 
-_logger = logging.getLogger("parl")
 NUMPY_KEY_ARRAY = "rng/numpy"
 _SET_ERRORS = (TypeError, ValueError, KeyError, OverflowError, IndexError)
 
 
 @dataclass(frozen=True)
-class _Integer:
+class Integer:
     """An integer (not a bool) in ``[low, high]``."""
 
     low: int
@@ -66,7 +66,7 @@ class _Words:
             return value.copy()
         if not isinstance(value, (list, tuple)) or len(value) != self.length:
             raise CheckpointError(f"{where} is not a list of {self.length} integers")
-        word = _Integer(0, int(np.iinfo(dtype).max))
+        word = Integer(0, int(np.iinfo(dtype).max))
         return np.array([word.check(v, f"{where}[{i}]") for i, v in enumerate(value)], dtype)
 
 
@@ -84,25 +84,25 @@ class _Float:
         return float(value)
 
 
-Field = _Integer | _Words | _Float
+Field = Integer | _Words | _Float
 Schema = Mapping[str, "Field | Schema"]
 
-_U32 = _Integer(0, 2**32 - 1)
-_U128 = _Integer(0, 2**128 - 1)
-_FLAG = _Integer(0, 1)
+_U32 = Integer(0, 2**32 - 1)
+_U128 = Integer(0, 2**128 - 1)
+_FLAG = Integer(0, 1)
 _BUFFERED: Schema = {"has_uint32": _FLAG, "uinteger": _U32}
 _MT19937_WORDS = 624
 # numpy's bit generators (numpy.random.<name>), as their ``state`` property gives them.
 _BIT_GENERATORS: dict[str, Schema] = {
     "MT19937": {
-        "state": {"key": _Words(np.uint32, _MT19937_WORDS), "pos": _Integer(0, _MT19937_WORDS)}
+        "state": {"key": _Words(np.uint32, _MT19937_WORDS), "pos": Integer(0, _MT19937_WORDS)}
     },
     "PCG64": {"state": {"state": _U128, "inc": _U128}, **_BUFFERED},
     "PCG64DXSM": {"state": {"state": _U128, "inc": _U128}, **_BUFFERED},
     "Philox": {
         "state": {"counter": _Words(np.uint64, 4), "key": _Words(np.uint64, 2)},
         "buffer": _Words(np.uint64, 4),
-        "buffer_pos": _Integer(0, 4),
+        "buffer_pos": Integer(0, 4),
         **_BUFFERED,
     },
     "SFC64": {"state": {"state": _Words(np.uint64, 4)}, **_BUFFERED},
@@ -118,7 +118,7 @@ def _check_fields(value: Any, schema: Schema, where: str) -> dict[str, Any]:
         raise CheckpointError(f"{where} has fields {sorted(value)}, expected {sorted(schema)}")
     return {
         name: spec.check(value[name], f"{where}.{name}")
-        if isinstance(spec, (_Integer, _Words, _Float))
+        if isinstance(spec, (Integer, _Words, _Float))
         else _check_fields(value[name], spec, f"{where}.{name}")
         for name, spec in schema.items()
     }
@@ -169,25 +169,18 @@ def check_bit_generator_state(state: Any, name: str, where: str) -> dict[str, An
     return checked
 
 
-# -- the process's generators: paddle, numpy, Python ------------------------------------------
+# -- the process's generators: numpy, Python and the backend's ----------------------------------
 
 _PYTHON_STATE_VERSION = 3  # random.getstate()'s layout: (3, 624 words + position, gauss_next)
-_PADDLE_ENGINE_WORDS = 312  # paddle's engine is a std::mt19937_64: 312 words and a position
-_U64 = _Integer(0, 2**64 - 1)
-_U64_DIGITS = len(str(2**64 - 1))
-_PADDLE_DEVICE = _Integer(-1, 2**31 - 1)  # -1 is the CPU
 
 
-def capture_process_rng() -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """Return the random states of paddle, numpy and Python as arrays and JSON metadata."""
-    paddle_states = []
-    for state in paddle.get_rng_state():
-        device, seed, offset, engine = state.__getstate__()
-        paddle_states.append([device, seed, offset, bytes(engine).decode("latin-1")])
+def capture_process_rng(backend: Backend) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """Return the random states of numpy, Python and ``backend`` as arrays and JSON metadata."""
+    framework_arrays, framework_state = backend.capture_rng()
     numpy_state = np.random.get_state(legacy=False)
     key = numpy_state["state"].pop("key")
-    return {NUMPY_KEY_ARRAY: key}, {
-        "paddle": paddle_states,
+    return {NUMPY_KEY_ARRAY: key, **framework_arrays}, {
+        backend.name: framework_state,
         "numpy": numpy_state,
         "python": random.getstate(),
     }
@@ -216,7 +209,7 @@ def _python_state(saved: Any) -> tuple[int, tuple[int, ...], float | None]:
     if not isinstance(internal, (list, tuple)) or len(internal) != _MT19937_WORDS + 1:
         raise CheckpointError(f"{where} does not hold {_MT19937_WORDS + 1} integers")
     words = tuple(_U32.check(v, f"{where}[{i}]") for i, v in enumerate(internal[:-1]))
-    position = _Integer(0, _MT19937_WORDS).check(internal[-1], f"{where}'s position")
+    position = Integer(0, _MT19937_WORDS).check(internal[-1], f"{where}'s position")
     state = (version, (*words, position), _Float(optional=True).check(gauss, f"{where}'s gauss"))
     try:
         random.Random().setstate(state)
@@ -225,68 +218,26 @@ def _python_state(saved: Any) -> tuple[int, tuple[int, ...], float | None]:
     return state
 
 
-def _paddle_engine(text: Any, where: str) -> str:
-    words = text.split() if isinstance(text, str) else []
-    decimal = all(w.isascii() and w.isdigit() and len(w) <= _U64_DIGITS for w in words)
-    if len(words) != _PADDLE_ENGINE_WORDS + 1 or not decimal:
-        raise CheckpointError(
-            f"{where} is not {_PADDLE_ENGINE_WORDS + 1} decimal integers (a std::mt19937_64)"
-        )
-    for index, word in enumerate(words[:-1]):
-        _U64.check(int(word), f"{where}[{index}]")
-    _Integer(0, _PADDLE_ENGINE_WORDS).check(int(words[-1]), f"{where}'s position")
-    return " ".join(words)
-
-
-def _paddle_states(saved: Any) -> list[Any]:
-    where = "the checkpoint's paddle random state"
-    if not isinstance(saved, list) or not saved:
-        raise CheckpointError(f"{where} is not a list of generator states")
-    states = []
-    for index, entry in enumerate(saved):
-        here = f"{where} {index}"
-        if not isinstance(entry, list) or len(entry) != 4:
-            raise CheckpointError(f"{here} is not [device, seed, offset, engine]")
-        device = _PADDLE_DEVICE.check(entry[0], f"{here}'s device")
-        seed = _U64.check(entry[1], f"{here}'s seed")
-        offset = _U64.check(entry[2], f"{here}'s offset")
-        engine = _paddle_engine(entry[3], f"{here}'s engine")
-        state = paddle_core.GeneratorState.__new__(paddle_core.GeneratorState)
-        try:
-            state.__setstate__((device, seed, offset, list(engine.encode("ascii"))))
-        except _SET_ERRORS as exc:
-            raise CheckpointError(f"{here}: paddle refuses it: {exc}") from exc
-        states.append(state)
-    return states
-
-
-def plan_process_rng(saved: Any, arrays: Mapping[str, Any]) -> Callable[[], None]:
-    """Check saved paddle, numpy and Python random states; return a function that sets them.
+def plan_process_rng(saved: Any, arrays: Mapping[str, Any], backend: Backend) -> Callable[[], None]:
+    """Check saved numpy, Python and ``backend`` random states; return a function that sets them.
 
     Raises:
         CheckpointError: a state is missing or any field of it is wrong; nothing is set then.
     """
     if not isinstance(saved, dict) or NUMPY_KEY_ARRAY not in arrays:
         raise CheckpointError("the checkpoint has no random states")
-    if set(saved) != {"paddle", "numpy", "python"}:
+    expected = {backend.name, "numpy", "python"}
+    if set(saved) != expected:
         raise CheckpointError(
-            f"the checkpoint's random states are {sorted(saved)}, expected paddle, numpy, python"
+            f"the checkpoint's random states are {sorted(saved)}, expected {sorted(expected)}"
         )
     numpy_state = _numpy_state(saved["numpy"], arrays[NUMPY_KEY_ARRAY])
     python_state = _python_state(saved["python"])
-    paddle_states = _paddle_states(saved["paddle"])
-    current_devices = [state.__getstate__()[0] for state in paddle.get_rng_state()]
-    same_devices = current_devices == [state.__getstate__()[0] for state in paddle_states]
+    set_framework = backend.plan_rng(saved[backend.name], arrays)
 
     def apply() -> None:
         np.random.set_state(numpy_state)
         random.setstate(python_state)
-        if same_devices:
-            paddle.set_rng_state(paddle_states)
-        else:
-            _logger.warning(
-                "paddle's random state was saved on other devices and is not restored; paddle's "
-                "random draws after this resume differ from the saved run's"
-            )
+        set_framework()
 
     return apply

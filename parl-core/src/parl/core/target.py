@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 from typing import TypeVar
 
-from parl.core.errors import WeightsMismatchError
+from parl.core.weights import check_decay, state_pairs
 
 import paddle
 
@@ -58,9 +58,10 @@ def update_target(source: paddle.nn.Layer, target: paddle.nn.Layer, decay: float
     """
     if target is source:
         raise ValueError("update_target needs a separate target network, got the source itself")
-    if not 0.0 <= decay <= 1.0:
-        raise ValueError(f"decay must be in [0, 1], got {decay}")
-    pairs = _state_pairs(source, target)
+    decay = check_decay(decay)
+    pairs = state_pairs(
+        source.state_dict(), target.state_dict(), type(source).__name__, type(target).__name__
+    )
     if decay == 1.0:
         return
     # In-place ops: one kernel per entry for a copy, two for a blend (the fastest of assign,
@@ -73,21 +74,3 @@ def update_target(source: paddle.nn.Layer, target: paddle.nn.Layer, decay: float
                 dst.copy_(src)  # type: ignore[call-arg]
             else:
                 dst.scale_(decay).add_(src * (1.0 - decay))
-
-
-def _state_pairs(
-    source: paddle.nn.Layer, target: paddle.nn.Layer
-) -> list[tuple[paddle.Tensor, paddle.Tensor]]:
-    src, dst = source.state_dict(), target.state_dict()
-    if src.keys() != dst.keys():
-        raise WeightsMismatchError(
-            f"target {type(target).__name__} does not match {type(source).__name__}: missing "
-            f"{sorted(set(src) - set(dst))}, unexpected {sorted(set(dst) - set(src))}"
-        )
-    for name, tensor in src.items():
-        if tensor.shape != dst[name].shape:
-            raise WeightsMismatchError(
-                f"target entry {name!r} has shape {list(dst[name].shape)}, the source's has "
-                f"{list(tensor.shape)}"
-            )
-    return [(tensor, dst[name]) for name, tensor in src.items()]

@@ -6,10 +6,13 @@ atomically and owner-only through :mod:`parl.core.files`. PARL's own metadata is
 under the header key ``"parl"``. Reading parses the header and copies arrays; nothing in the
 file can make Python run code.
 
-PARL 2.x wrote weights with ``paddle.save``, which is a pickle: unpickling runs whatever the
-file names. Such a file is refused unless the caller opts in with ``allow_pickle=True``, and even
-then it goes through an unpickler that builds nothing but dicts and numpy arrays. This module
-imports neither paddle nor anything PARL-specific beyond its error types.
+PARL 2.x wrote weights with ``paddle.save`` (a pickle) or, on torch, ``torch.save`` (a zip
+archive around a pickle): unpickling runs whatever the file names. Such a file is refused unless
+the caller opts in with ``allow_pickle=True``, and even then a paddle pickle goes through an
+unpickler that builds nothing but dicts and numpy arrays, and a torch archive through
+``torch.load(weights_only=True)``, torch's own restricted unpickler. This module imports
+neither framework (torch only to read a torch archive) nor anything PARL-specific beyond its
+error types.
 """
 
 from __future__ import annotations
@@ -38,7 +41,8 @@ METADATA_KEY = "parl"
 # paddle.save stores this name map next to a state dict's arrays; it is no weight.
 _PADDLE_NAME_TABLE = "StructuredToParameterName@@"
 _PICKLE_REFUSED = (
-    "{path!r} is a pickle (PARL 2.x and paddle.save write weights as pickles), and loading a "
+    "{path!r} is a pickle (PARL 2.x, paddle.save and torch.save write weights as pickles), and "
+    "loading a "
     "pickle can run any code the file names, so PARL does not load one by default. If you trust "
     "where the file comes from, pass allow_pickle=True (PARL then builds nothing but dicts and "
     "numpy arrays from it) and save it again to get a safetensors file."
@@ -52,12 +56,14 @@ class TensorFile:
     Attributes:
         tensors: array name to array.
         metadata: the JSON object stored under the ``"parl"`` header key (empty if absent).
-        legacy_pickle: the file was a PARL 2.x / ``paddle.save`` pickle.
+        legacy_pickle: the file was a PARL 2.x pickle (``paddle.save`` or ``torch.save``).
+        legacy_backend: for such a file, the framework that wrote it.
     """
 
     tensors: dict[str, np.ndarray]
     metadata: dict[str, Any] = field(default_factory=dict)
     legacy_pickle: bool = False
+    legacy_backend: str | None = None
 
 
 def write_tensor_file(
@@ -80,11 +86,12 @@ def write_tensor_file(
     write_atomic(path, safetensors.numpy.save(arrays, metadata=header))
 
 
-def file_format(path: PathLike) -> Literal["safetensors", "pickle", "unknown"]:
+def file_format(path: PathLike) -> Literal["safetensors", "pickle", "torch", "unknown"]:
     """Tell a safetensors file from a pickle by their first bytes (neither is parsed).
 
     A safetensors file starts with the header's length (8 bytes, little-endian) and the
-    header's opening brace; a pickle of protocol 2 or later with ``0x80`` and the protocol.
+    header's opening brace; a pickle of protocol 2 or later with ``0x80`` and the protocol; a
+    ``torch.save`` archive is a zip file (``PK\\x03\\x04``).
     """
     with Path(path).open("rb") as handle:
         head = handle.read(9)
@@ -92,6 +99,8 @@ def file_format(path: PathLike) -> Literal["safetensors", "pickle", "unknown"]:
         return "safetensors"
     if head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
         return "pickle"
+    if head[:4] == b"PK\x03\x04":
+        return "torch"
     return "unknown"
 
 
@@ -100,8 +109,9 @@ def read_tensor_file(path: PathLike, *, allow_pickle: bool = False) -> TensorFil
 
     Args:
         path: the file.
-        allow_pickle: accept a ``paddle.save`` pickle of a state dict; it is read by an
-            unpickler that builds only dicts and numpy arrays.
+        allow_pickle: accept a ``paddle.save`` pickle of a state dict (read by an unpickler
+            that builds only dicts and numpy arrays) or a ``torch.save`` archive of one (read
+            by ``torch.load(weights_only=True)``).
 
     Raises:
         CheckpointError: the file is missing, truncated or not a weights file, is a pickle and
@@ -110,10 +120,15 @@ def read_tensor_file(path: PathLike, *, allow_pickle: bool = False) -> TensorFil
     source = Path(path)
     if not source.is_file():
         raise CheckpointError(f"no weights or checkpoint file at {str(source)!r}")
-    if file_format(source) == "pickle":
+    kind = file_format(source)
+    if kind in ("pickle", "torch"):
         if not allow_pickle:
             raise CheckpointError(_PICKLE_REFUSED.format(path=str(source)))
-        return TensorFile(_read_legacy_pickle(source), legacy_pickle=True)
+        if kind == "torch":
+            return TensorFile(
+                _read_torch_archive(source), legacy_pickle=True, legacy_backend="torch"
+            )
+        return TensorFile(_read_legacy_pickle(source), legacy_pickle=True, legacy_backend="paddle")
     try:
         with safetensors.safe_open(str(source), framework="numpy") as reader:
             header = reader.metadata() or {}
@@ -182,3 +197,21 @@ def _read_legacy_pickle(path: Path) -> dict[str, np.ndarray]:
             )
         arrays[name] = value
     return arrays
+
+
+def _read_torch_archive(path: Path) -> dict[str, np.ndarray]:
+    try:
+        import torch
+    except ModuleNotFoundError as exc:
+        raise CheckpointError(
+            f"{str(path)!r} is a torch.save archive, and reading one needs torch: pip install torch"
+        ) from exc
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # torch's UnpicklingError names what the file asked for
+        raise CheckpointError(f"refused {str(path)!r}: {exc}") from exc
+    if not isinstance(state, dict) or not all(
+        isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items()
+    ):
+        raise CheckpointError(f"{str(path)!r} is not a state dict of tensors")
+    return {name: value.detach().numpy() for name, value in state.items()}

@@ -72,4 +72,4 @@ def registered_algorithm(name: str, cls: type[Algorithm]) -> Iterator[type[Algor
     try:
         yield cls
     finally:
-        registry.unregister(name)
+        registry.unregister(name, cls.backend.name)

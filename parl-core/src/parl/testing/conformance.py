@@ -6,7 +6,7 @@ import copy
 from collections.abc import Callable
 
 from parl.algorithms._registry import validate_algorithm_class
-from parl.core.algorithm import Algorithm
+from parl.core.base import AlgorithmBase as Algorithm
 from parl.core.errors import WeightsMismatchError
 
 import numpy as np

@@ -23,7 +23,16 @@ every PARL algorithm owes its users:
   optimizer slot and the declared state end equal;
 * ``test_bad_inputs``: a config typo, a string weight array, a truncated checkpoint, a PARL 2.x
   pickle without opt-in, and the family's own :meth:`~AlgorithmContract.bad_inputs` all raise
-  clear errors and change no weight.
+  clear errors and change no weight;
+* ``test_cross_backend_learn`` (a family that ships both backends): the paddle and the torch
+  class, given the same weights and the same batches, end :attr:`~AlgorithmContract.resume_steps`
+  learn calls with the same weights, within :attr:`~AlgorithmContract.cross_backend_atol`.
+
+A family with one implementation sets :attr:`~AlgorithmContract.algorithm_class`; a family
+with both sets :attr:`~AlgorithmContract.algorithm_name` and
+:attr:`~AlgorithmContract.backends`, and every test runs once per backend (parameter
+``backend``; the torch runs carry the ``torch`` marker), with the class the registry gives
+for that backend in ``self.algorithm_class`` and the backend's name in ``self.backend``.
 
 Examples:
     .. code-block:: python
@@ -44,12 +53,14 @@ Examples:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import importlib.util
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import parl
+from parl.core.base import AgentBase, AlgorithmBase
 from parl.core.errors import CheckpointError, WeightsMismatchError
 from parl.core.tensor_files import file_format
 from parl.testing.conformance import check_algorithm
@@ -57,11 +68,19 @@ from parl.testing.envs import IdentityEnv, IdentityEnvBox
 
 import gymnasium as gym
 import numpy as np
-import paddle
 import pydantic
 import pytest
 
-__all__ = ["AlgorithmContract", "BadInput", "identity_score", "training_state"]
+if TYPE_CHECKING:
+    from parl import Agent
+
+__all__ = [
+    "AlgorithmContract",
+    "BadInput",
+    "identity_score",
+    "max_weight_difference",
+    "training_state",
+]
 
 
 @dataclass(frozen=True)
@@ -98,7 +117,7 @@ def identity_score(predict: Callable[[Any], Any], env: gym.Env, episodes: int = 
     return float(np.mean(rewards))
 
 
-def training_state(agent: parl.Agent) -> dict[str, np.ndarray]:
+def training_state(agent: AgentBase) -> dict[str, np.ndarray]:
     """Every model's weights and every optimizer slot of ``agent``, as numpy arrays by name."""
     from parl.core.checkpoint import capture
 
@@ -106,12 +125,45 @@ def training_state(agent: parl.Agent) -> dict[str, np.ndarray]:
     return {name: value for name, value in arrays.items() if not name.startswith("rng/")}
 
 
-def _model_weights(agent: parl.Agent) -> dict[str, np.ndarray]:
+def _model_weights(agent: AgentBase) -> dict[str, np.ndarray]:
     return {
         f"{path}/{name}": value
         for path, model in agent.alg.named_models()
         for name, value in model.get_weights().items()
     }
+
+
+def _paddle_layout(agent: AgentBase) -> dict[str, np.ndarray]:
+    """Every model's weights of a paddle or torch agent, laid out as paddle's."""
+    if agent.backend.name == "paddle":
+        return _model_weights(agent)
+    from parl.core.torch.interop import to_paddle_weights
+
+    return {
+        f"{path}/{name}": value
+        for path, model in agent.alg.named_models()
+        for name, value in to_paddle_weights(model).items()
+    }
+
+
+def max_weight_difference(paddle_agent: AgentBase, torch_agent: AgentBase) -> float:
+    """The largest absolute difference between the weights of every model of two agents.
+
+    The torch agent's ``Linear`` weights are transposed to paddle's layout first; the two
+    agents must hold the same models under the same names.
+    """
+    first, second = _paddle_layout(paddle_agent), _paddle_layout(torch_agent)
+    assert sorted(first) == sorted(second), (sorted(first), sorted(second))
+    return max(float(np.max(np.abs(first[k] - second[k]), initial=0.0)) for k in first)
+
+
+def copy_weights_across(paddle_agent: AgentBase, torch_agent: AgentBase) -> None:
+    """Give every model of ``torch_agent`` the weights of its namesake in ``paddle_agent``."""
+    from parl.core.torch.interop import from_paddle_weights
+
+    paddle_models = dict(paddle_agent.alg.named_models())
+    for path, model in torch_agent.alg.named_models():
+        model.set_weights(from_paddle_weights(model, paddle_models[path].get_weights()))
 
 
 def _assert_equal_arrays(first: dict[str, np.ndarray], second: dict[str, np.ndarray]) -> None:
@@ -128,8 +180,17 @@ class AlgorithmContract:
     as numpy (an int or ``[act_dim]`` for one observation); ``learn`` takes numpy batches.
     """
 
-    algorithm_class: ClassVar[type[parl.Algorithm]]
-    """The algorithm under test."""
+    algorithm_class: type[AlgorithmBase]
+    """The algorithm under test (for a family with both backends, set per test)."""
+    algorithm_name: ClassVar[str | None] = None
+    """The registry name to test on every backend of :attr:`backends` (instead of
+    :attr:`algorithm_class`)."""
+    backends: ClassVar[tuple[str, ...]] = ("paddle",)
+    """The backends :attr:`algorithm_name` is tested on."""
+    backend: str = "paddle"
+    """The backend of the running test."""
+    cross_backend_atol: ClassVar[float] = 1e-5
+    """How far the two backends' weights may be apart after ``test_cross_backend_learn``."""
     action_kind: ClassVar[Literal["discrete", "continuous"]] = "discrete"
     """Which identity task it learns: ``IdentityEnv`` (discrete) or ``IdentityEnvBox``."""
     solved_score: ClassVar[float] = 0.95
@@ -141,9 +202,43 @@ class AlgorithmContract:
     resume_steps: ClassVar[int] = 4
     """The K of the checkpoint-resume test: learn calls before and after the checkpoint."""
 
+    # -- backends -----------------------------------------------------------------------------
+
+    def _backends(self) -> tuple[str, ...]:
+        if self.algorithm_name is None:
+            return (type(self).algorithm_class.backend.name,)
+        return self.backends
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # The cross-backend test exists only for a family tested on both backends.
+        both = cls.algorithm_name is not None and set(cls.backends) == {"paddle", "torch"}
+        cross = AlgorithmContract._cross_backend_learn if both else None
+        cls.test_cross_backend_learn = cross  # type: ignore[assignment,method-assign]
+
+    def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
+        if "backend" in metafunc.fixturenames:
+            # The cross-backend test runs once, as a torch test (it needs both frameworks).
+            cross = metafunc.function.__name__ == "_cross_backend_learn"
+            names = ("torch",) if cross else self._backends()
+            params = [
+                pytest.param(name, marks=[pytest.mark.torch] if name == "torch" else [], id=name)
+                for name in names
+            ]
+            metafunc.parametrize("backend", params)
+
+    @pytest.fixture(autouse=True)
+    def _select_backend(self, backend: str) -> Iterator[None]:
+        if importlib.util.find_spec(backend) is None:
+            pytest.skip(f"{backend} is not installed (the {backend} tests run in `nox -s torch`)")
+        self.backend = backend
+        if self.algorithm_name is not None:
+            self.algorithm_class = parl.algorithms.get(self.algorithm_name, backend=backend)
+        yield
+
     # -- hooks --------------------------------------------------------------------------------
 
-    def make_agent(self, seed: int, **config: Any) -> parl.Agent:
+    def make_agent(self, seed: int, **config: Any) -> Agent:
         """A fresh agent for the identity task, with every generator seeded from ``seed``.
 
         ``config`` are hyperparameters to pass to the algorithm (the bad-input test passes a
@@ -151,7 +246,7 @@ class AlgorithmContract:
         """
         raise NotImplementedError(f"{type(self).__name__} must implement make_agent")
 
-    def train(self, agent: parl.Agent, env: gym.Env, steps: int, seed: int) -> None:
+    def train(self, agent: Agent, env: gym.Env, steps: int, seed: int) -> None:
         """Train ``agent`` on ``env`` (a fresh identity env) for a budget of ``steps``.
 
         By default: ``steps`` calls of :meth:`learn_batch` with a generator seeded from
@@ -162,15 +257,15 @@ class AlgorithmContract:
         for _ in range(steps):
             self.learn_batch(agent, rng)
 
-    def learn_batch(self, agent: parl.Agent, rng: np.random.Generator) -> Any:
+    def learn_batch(self, agent: Agent, rng: np.random.Generator) -> Any:
         """Make one ``learn`` call on a batch drawn with ``rng``; return what it returns."""
         raise NotImplementedError(f"{type(self).__name__} must implement learn_batch")
 
-    def explore(self, agent: parl.Agent, obs: np.ndarray) -> Any:
+    def explore(self, agent: Agent, obs: np.ndarray) -> Any:
         """An exploratory action for one observation (``agent.sample(obs)`` by default)."""
         return agent.sample(obs)
 
-    def bad_inputs(self, agent: parl.Agent) -> Iterable[BadInput]:
+    def bad_inputs(self, agent: Agent) -> Iterable[BadInput]:
         """The family's own wrong calls (batch shapes, action types, …) and their errors."""
         return ()
 
@@ -186,7 +281,7 @@ class AlgorithmContract:
         env = self.make_env()
         return np.stack([env.reset(seed=seed)[0] for seed in range(count)])
 
-    def _trained_a_little(self, seed: int) -> parl.Agent:
+    def _trained_a_little(self, seed: int) -> Agent:
         agent = self.make_agent(seed)
         rng = np.random.default_rng(seed)
         for _ in range(self.resume_steps):
@@ -283,7 +378,7 @@ class AlgorithmContract:
         agent.save_checkpoint(truncated)
         truncated.write_bytes(truncated.read_bytes()[:200])
         legacy = tmp_path / "parl2.pdparams"
-        paddle.save(dict(agent.alg.named_models())["model"].state_dict(), str(legacy))
+        _save_legacy(agent, legacy)
         cases = [
             BadInput(
                 "a string array of the right shape in set_weights",
@@ -314,3 +409,46 @@ class AlgorithmContract:
             with pytest.raises(case.error, match=case.match):
                 case.call()
             _assert_equal_arrays(_model_weights(agent), before)
+
+    test_cross_backend_learn: Any = None
+    """``_cross_backend_learn`` for a family tested on both backends (see ``__init_subclass__``)."""
+
+    def _cross_backend_learn(self) -> None:
+        """Same weights, same batches: the paddle and the torch class learn the same."""
+        if importlib.util.find_spec("paddle") is None:
+            pytest.fail("the cross-backend test needs paddle next to torch")
+        agents = {}
+        for name in ("paddle", "torch"):
+            self.backend = name
+            self.algorithm_class = parl.algorithms.get(str(self.algorithm_name), backend=name)
+            agents[name] = self.make_agent(0)
+        copy_weights_across(agents["paddle"], agents["torch"])
+        assert max_weight_difference(agents["paddle"], agents["torch"]) == 0.0
+        before = _model_weights(agents["paddle"])
+        for agent in agents.values():
+            rng = np.random.default_rng(7)
+            for _ in range(self.resume_steps):
+                self.learn_batch(agent, rng)
+        after = _model_weights(agents["paddle"])
+        assert any(not np.array_equal(before[k], after[k]) for k in before), (
+            "learn changed no weight: the comparison would prove nothing"
+        )
+        difference = max_weight_difference(agents["paddle"], agents["torch"])
+        print(
+            f"{self.algorithm_name}: max |paddle - torch| after {self.resume_steps} learn "
+            f"calls = {difference:.3g}"
+        )
+        assert difference <= self.cross_backend_atol, difference
+
+
+def _save_legacy(agent: AgentBase, path: Path) -> None:
+    """Write the main model as PARL 2.x did on the agent's backend (a pickle)."""
+    model = dict(agent.alg.named_models())["model"]
+    if agent.backend.name == "torch":
+        import torch
+
+        torch.save(model.state_dict(), path)
+    else:
+        import paddle
+
+        paddle.save(model.state_dict(), str(path))

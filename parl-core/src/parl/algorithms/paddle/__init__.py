@@ -1,8 +1,9 @@
 """PARL 2.x's import path ``parl.algorithms.paddle``: the registry under its old name.
 
 ``from parl.algorithms.paddle import DDPG`` and ``parl.algorithms.paddle.DDPG`` go through the
-same registry lookup as ``parl.algorithms.DDPG`` (the class a plugin registers, never a copy);
-an unknown name raises the registry's :class:`~parl.core.errors.UnknownAlgorithmError`.
+registry lookup as ``parl.algorithms.get("DDPG", backend="paddle")`` (the class a plugin
+registers, never a copy), whichever backend is selected; an unknown name raises the registry's
+:class:`~parl.core.errors.UnknownAlgorithmError`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING
 from parl.algorithms import _lookup, names
 
 if TYPE_CHECKING:
-    from parl.core.algorithm import Algorithm
+    from parl.core.base import AlgorithmBase as Algorithm
 
 __all__: list[str] = []
 
@@ -20,8 +21,8 @@ __all__: list[str] = []
 def __getattr__(name: str) -> type[Algorithm]:
     if name.startswith("__"):
         raise AttributeError(name)
-    return _lookup(name)
+    return _lookup(name, "paddle")
 
 
 def __dir__() -> list[str]:
-    return names()
+    return names("paddle")

@@ -1,12 +1,34 @@
-"""PARL 2.x's import path ``parl.core.paddle``: the same classes as :mod:`parl`, under old names.
+"""The paddle backend, and PARL 2.x's import path ``parl.core.paddle``.
 
 ``from parl.core.paddle import Model, Algorithm, Agent`` and the submodules
-``parl.core.paddle.{model,algorithm,agent,policy_distribution}`` resolve to this package's
-classes (aliases, not copies), so code written for PARL 2.x imports unchanged.
+``parl.core.paddle.{model,algorithm,agent,policy_distribution}`` resolve to the paddle classes
+(aliases of :mod:`parl.core.model` and its siblings, not copies), so code written for PARL 2.x
+imports unchanged, and a process that selected torch can still use paddle by this name. They
+are loaded on first use.
 """
 
-from parl.core.agent import Agent
-from parl.core.algorithm import Algorithm
-from parl.core.model import Model
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from parl.core.agent import Agent
+    from parl.core.algorithm import Algorithm
+    from parl.core.model import Model
 
 __all__ = ["Agent", "Algorithm", "Model"]
+
+_LAZY = {
+    "Agent": "parl.core.agent",
+    "Algorithm": "parl.core.algorithm",
+    "Model": "parl.core.model",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'parl.core.paddle' has no attribute {name!r}")
