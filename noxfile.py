@@ -94,10 +94,10 @@ def tests(session: nox.Session) -> None:
 
 
 TORCH = "torch==2.13.0"
-# A local folder of wheels (a CPU build of torch) where the machine has one; else torch's own
-# CPU index, so that CI never downloads the multi-GB CUDA build.
+# A local folder of wheels (a CPU build of torch) where the machine has one, so that CI never
+# downloads the multi-GB CUDA build; elsewhere the index the machine is configured with (point
+# UV_INDEX_URL at torch's CPU index to get the CPU build there).
 LOCAL_WHEELS = Path("/opt/wheels")
-TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 TORCH_TEST_FOLDERS = ["parl-core/tests/torch"]
 TORCH_TESTS = ["parl-core/tests", "parl-algos-dqn/tests"]
 
@@ -108,10 +108,8 @@ def torch(session: nox.Session) -> None:
     contract suites on torch, the paddle-vs-torch comparisons), with torch's CPU build next to
     paddle. Fails if any of them is skipped, so that a missing torch cannot pass for success."""
     install_workspace(session, "pytest>=8")
-    if LOCAL_WHEELS.is_dir():
-        session.install("--find-links", str(LOCAL_WHEELS), TORCH)
-    else:
-        session.install("--index-url", TORCH_CPU_INDEX, TORCH)
+    local = ["--find-links", str(LOCAL_WHEELS)] if LOCAL_WHEELS.is_dir() else []
+    session.install(*local, TORCH)
     report = Path(session.create_tmp()) / "torch-junit.xml"
     paths = session.posargs or TORCH_TESTS
     session.run(

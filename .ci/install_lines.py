@@ -11,8 +11,8 @@ wheelhouse only, never from an index:
   wheelhouse, as the index will hold every distribution;
 - a line whose comment says ``after paddle's GPU build`` must install no paddle build; its
   promises are checked with the CPU build standing in for the GPU one;
-- a line with a ``[torch]`` extra gets torch's CPU build: the wheel in ``/opt/wheels`` where the
-  machine has one, else torch's CPU index (never PyPI's multi-GB CUDA build);
+- a line with a ``[torch]`` extra gets torch's CPU build from ``/opt/wheels`` where the machine
+  has one (not the multi-GB CUDA build); elsewhere, what the configured index gives;
 - after each install, every distribution of ours in the environment must be file for file the
   wheel of the wheelhouse (RECORD hashes), so none came from an index.
 
@@ -121,7 +121,6 @@ OPTIONS = {
 PUBLISHED_MARK = "once published"
 GPU_MARK = "after paddle's gpu build"
 LOCAL_WHEELS = Path("/opt/wheels")
-TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 SHELL_FENCES = {"bash", "sh", "shell", "console"}
 INSTALLERS = (("pip", "install"), ("pip3", "install"), ("uv", "pip", "install"))
 SEPARATORS = {"&&", "||", ";", "|"}
@@ -379,12 +378,12 @@ def check_line(line: InstallLine, wheels: dict[str, Path], scratch: Path) -> Non
 
 
 def torch_source(line: InstallLine) -> list[str]:
-    """Where a line with a ``[torch]`` extra takes torch from: a local CPU wheel, else torch's
-    CPU index; nothing for other lines."""
+    """Where a line with a ``[torch]`` extra takes torch from: a local CPU wheel if the machine
+    has one (else the configured index); nothing for other lines."""
     if not any("torch" in wanted.extras for wanted in line.wanted):
         return []
     local = sorted(LOCAL_WHEELS.glob("torch-*.whl")) if LOCAL_WHEELS.is_dir() else []
-    return [str(local[-1])] if local else ["--extra-index-url", TORCH_CPU_INDEX]
+    return [str(local[-1])] if local else []
 
 
 NO_PADDLE = """

@@ -10,7 +10,7 @@ INSTALL = {
     ),
     "torch": (
         "install it with pip install torch (or the extra parl-core[torch]); for a GPU, the "
-        "CUDA build that pytorch.org's selector gives for your machine"
+        "CUDA build that PyTorch's install selector gives for your machine"
     ),
 }
 """How to install each framework PARL runs on, for error messages."""
