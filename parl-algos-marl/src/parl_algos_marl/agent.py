@@ -229,10 +229,10 @@ class QMIXAgent(parl.Agent):
     def learn(self, *batch: ArrayLike) -> tuple[float, float]:
         """One QMIX step on an :class:`~parl_algos_marl.episode_buffer.EpisodeBatch` (or its
         seven arrays); returns ``(loss, mean_td_error)``."""
-        moments = self.reward_moments
-        if self.standardise_rewards and len(batch) == 7:
-            batch, moments = self._standardised(batch)
-        loss, td_error = self.alg.learn(*batch)
+        arrays, moments = list(batch), self.reward_moments
+        if self.standardise_rewards and len(arrays) == 7:
+            arrays, moments = self._standardised(arrays)
+        loss, td_error = self.alg.learn(*arrays)
         self.reward_moments = moments  # only once QMIX accepted the batch
         self.learn_steps += 1
         if self.learn_steps % self.update_target_interval == 0:
