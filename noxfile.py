@@ -292,6 +292,7 @@ OFFLINE_TINY += ["--batch-size", "64", "--policy-eval-start", "20", "--eval-ever
 OFFLINE_TINY += ["--eval-episodes", "1", "--quiet"]
 MARL_TINY = ["--total-steps", "300", "--eval-every", "150", "--eval-episodes", "2", "--quiet"]
 MADDPG_TINY = ["--batch-size", "32", "--min-memory-size", "64", "--learn-every", "10"]
+MAPPO_TINY = ["examples/MAPPO/train.py", *MARL_TINY, "--num-envs", "2", "--num-steps", "75"]
 # QuickStart, DQN and PPO run in their families' tests (which also check what they write), and
 # so does ES's offline workflow (examples/ES/evokit_offline.py).
 ES_TINY = ["examples/ES/train.py", "--generations", "2", "--population-size", "8"]
@@ -322,7 +323,9 @@ EXAMPLE_RUNS = [
     ["examples/MADDPG/train.py", *MARL_TINY, *MADDPG_TINY],
     ["examples/MADDPG/train.py", *MARL_TINY, *MADDPG_TINY, "--continuous-actions"],
     ["examples/QMIX/train.py", *MARL_TINY, "--batch-episodes", "4"],
-    ["examples/MAPPO/train.py", *MARL_TINY, "--num-envs", "2", "--num-steps", "75"],
+    MAPPO_TINY,
+    # Two remote rollout actors on a real embedded xparl cluster.
+    [*MAPPO_TINY, "--num-actors", "2"],
     # Two remote evaluation actors; CMA-ES and GA through the same interface, in one process.
     [*ES_TINY, "--num-actors", "2"],
     [*ES_TINY, "--algo", "CMAES", "--num-actors", "0"],

@@ -93,6 +93,9 @@ PROMISES: dict[str, list[str | tuple[str, ...]]] = {
     "parl-algos-marl[mpe]": [
         "from parl.env.multiagent_env import MAenv; MAenv('simple_spread').close()"
     ],
+    "parl-algos-marl[remote]": [
+        "import parl; from parl_algos_marl.rollout import Rollouts; parl.remote_class, parl.connect"
+    ],
     "parl-algos-es[mujoco]": ["import gymnasium; gymnasium.make('HalfCheetah-v5').close()"],
     "acme-parl-bandit": [family("ContextualBandit")],
     "paddlepaddle": ["import paddle"],

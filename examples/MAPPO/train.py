@@ -10,12 +10,19 @@ call per step; every agent-step is one PPO sample (:class:`parl_algos_marl.MAPPO
 parl-algos-pg's PPO). Advantages come from ``parl.utils.compute_gae`` per agent, with the
 25-step time limit bootstrapped from the value of the final observation
 (``parl.utils.bootstrap_truncated``).
+
+``--num-actors 2`` rolls out on two ``@parl.remote_class`` actors of an embedded xparl cluster
+that starts and stops with the script, each stepping half of the envs
+(:class:`parl_algos_marl.rollout.Rollouts`); ``--address HOST:PORT`` uses a cluster started with
+``xparl start``, ``--address ray`` a local Ray. The actors get the weights once per update and
+send back numpy arrays; the learner is the same either way.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
 import parl
@@ -38,6 +45,7 @@ import gymnasium as gym
 import numpy as np
 
 from parl_algos_marl import MAPPOAgent, MAPPOModel
+from parl_algos_marl.rollout import Rollouts
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,6 +64,11 @@ class Args:
     """Environments stepped together."""
     num_steps: int = 100
     """Rollout length per environment."""
+    num_actors: int = 0
+    """Remote rollout actors, each stepping num_envs / num_actors envs; 0: roll out here."""
+    address: str | None = None
+    """Where the actors run: an xparl HOST:PORT, "ray" or "ray://HOST:PORT"; None: an embedded
+    xparl cluster."""
     update_epochs: int = 10
     """Epochs over each rollout."""
     num_minibatches: int = 1
@@ -97,10 +110,28 @@ def make_env(args: Args) -> ParallelEnvAdapter:
     return MAenv(args.env_id, max_cycles=args.max_cycles)
 
 
-def reset(env: ParallelEnvAdapter, seed: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """A new episode's team observation ``[n, obs_dim]`` and global state."""
-    obs_n, _ = env.reset(seed=seed)
-    return np.stack(obs_n), env.state()
+def make_agent(args: Args) -> MAPPOAgent:
+    """The shared or per-agent policies and the centralised critic, in a MAPPO agent."""
+    env = make_env(args)
+    if len(set(env.obs_shape_n)) != 1 or len(set(env.act_shape_n)) != 1:
+        raise ValueError(
+            f"{args.env_id} gives its agents observation sizes {env.obs_shape_n} and actions "
+            f"{env.act_shape_n}; this example needs one size of each (e.g. simple_spread)"
+        )
+    n, obs_dim, n_actions = env.n, env.obs_shape_n[0], env.act_shape_n[0]
+    model = MAPPOModel(
+        obs_dim, env.state_space.shape[0], n_actions, n, args.shared_policy, args.hidden_sizes
+    )
+    env.close()
+    algorithm = parl.algorithms.get("MAPPO")(
+        model,
+        clip_param=args.clip_param,
+        value_loss_coef=args.value_loss_coef,
+        entropy_coef=args.entropy_coef,
+        initial_lr=args.lr,
+        max_grad_norm=args.max_grad_norm,
+    )
+    return MAPPOAgent(algorithm, n, seed=args.seed)
 
 
 def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
@@ -110,26 +141,16 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
     summary.set_logdir(run_dir)
     parl.set_seed(args.seed)
 
-    envs = [make_env(args) for _ in range(args.num_envs)]
-    first = envs[0]
-    if len(set(first.obs_shape_n)) != 1 or len(set(first.act_shape_n)) != 1:
-        raise ValueError(
-            f"{args.env_id} gives its agents observation sizes {first.obs_shape_n} and actions "
-            f"{first.act_shape_n}; this example needs one size of each (e.g. simple_spread)"
-        )
-    n, obs_dim, n_actions = first.n, first.obs_shape_n[0], first.act_shape_n[0]
-    model = MAPPOModel(
-        obs_dim, first.state_space.shape[0], n_actions, n, args.shared_policy, args.hidden_sizes
+    agent = make_agent(args)
+    if args.num_actors:
+        parl.connect(args.address, cpu_num=None if args.address else args.num_actors)
+    rollouts = Rollouts(
+        partial(make_env, args),
+        partial(make_agent, args),
+        args.num_envs,
+        args.num_actors,
+        seed=args.seed,
     )
-    algorithm = parl.algorithms.get("MAPPO")(
-        model,
-        clip_param=args.clip_param,
-        value_loss_coef=args.value_loss_coef,
-        entropy_coef=args.entropy_coef,
-        initial_lr=args.lr,
-        max_grad_norm=args.max_grad_norm,
-    )
-    agent = MAPPOAgent(algorithm, n, seed=args.seed)
     tracker = EvalTracker(
         agent,
         make_vector_env(
@@ -146,53 +167,34 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
         policy=lambda obs_n: tuple(agent.predict(np.stack(obs_n, axis=1)).T),
     )
 
-    starts = [reset(env, args.seed + i) for i, env in enumerate(envs)]
-    obs = np.stack([o for o, _ in starts])
-    state = np.stack([s for _, s in starts])
-    episode_start = np.ones((args.num_envs, n), np.float32)
-    episode_return = np.zeros(args.num_envs)
     steps_per_update = args.num_envs * args.num_steps
     num_updates = max(1, args.total_steps // steps_per_update)
     lr_schedule = LinearDecayScheduler(args.lr, num_updates)
     bar = progress_bar(num_updates * steps_per_update, f"MAPPO {args.env_id}", disable=args.quiet)
-    shape = (args.num_steps, args.num_envs, n)
     for update in range(num_updates):
         lr = args.lr if update == 0 or not args.anneal_lr else lr_schedule.step()
-        rows = np.zeros((*shape, agent.rows(obs, state).shape[-1]), np.float32)
-        actions, values, logps = np.zeros(shape, np.int64), np.zeros(shape), np.zeros(shape)
-        rewards, dones, terms, truncs, final_values = (np.zeros(shape) for _ in range(5))
-        returns_done: list[float] = []
-        for t in range(args.num_steps):
-            rows[t], dones[t] = agent.rows(obs, state), episode_start
-            values[t], actions[t], logps[t] = agent.sample(obs, state)
-            for e, env in enumerate(envs):
-                obs_n, reward_n, terminated_n, truncated_n, _ = env.step(list(actions[t, e]))
-                rewards[t, e], terms[t, e], truncs[t, e] = reward_n, terminated_n, truncated_n
-                episode_return[e] += sum(reward_n)
-                obs[e], state[e] = np.stack(obs_n), env.state()
-                ended = all(a or b for a, b in zip(terminated_n, truncated_n, strict=True))
-                episode_start[e] = float(ended)
-                if ended:
-                    final_values[t, e] = agent.value(obs[e], state[e])
-                    obs[e], state[e] = reset(env)
-                    returns_done.append(float(episode_return[e]))
-                    episode_return[e] = 0.0
-        flat = (args.num_steps, args.num_envs * n)
+        # [num_steps, num_envs, n_agents] arrays from every env, stepped here or by the actors.
+        batch = rollouts.collect(agent.get_weights(), args.num_steps)
+        num_steps, num_envs, n = batch.rewards.shape
+        flat = (num_steps, num_envs * n)
+        rewards = bootstrap_truncated(
+            batch.rewards, batch.terminated, batch.truncated, batch.final_values, args.gamma
+        )
         advantages, returns = compute_gae(
-            bootstrap_truncated(rewards, terms, truncs, final_values, args.gamma).reshape(flat),
-            values.reshape(flat),
-            dones.reshape(flat),
-            agent.value(obs, state).reshape(-1),
-            episode_start.reshape(-1),
+            rewards.reshape(flat),
+            batch.values.reshape(flat),
+            batch.episode_start.reshape(flat),
+            batch.next_values.reshape(-1),
+            batch.next_episode_start.reshape(-1),
             args.gamma,
             args.gae_lambda,
         )
         stats = agent.learn(
-            rows.reshape(-1, rows.shape[-1]),
-            actions.reshape(-1),
-            values.reshape(-1),
+            batch.rows.reshape(-1, batch.rows.shape[-1]),
+            batch.actions.reshape(-1),
+            batch.values.reshape(-1),
             returns.reshape(-1),
-            logps.reshape(-1),
+            batch.log_probs.reshape(-1),
             advantages.reshape(-1),
             args.update_epochs,
             args.num_minibatches,
@@ -205,14 +207,15 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
             "losses/entropy": stats.entropy,
             "losses/approx_kl": stats.approx_kl,
         }
-        if returns_done:
-            metrics["charts/episodic_return"] = float(np.mean(returns_done))
+        if batch.episode_returns:
+            metrics["charts/episodic_return"] = float(np.mean(batch.episode_returns))
         if tracker.update((update + 1) * steps_per_update, metrics):
             break
     bar.close()
     result = tracker.finish((update + 1) * steps_per_update, algo="MAPPO")
-    for env in envs:
-        env.close()
+    rollouts.close()
+    if args.num_actors:
+        parl.remote.disconnect()
     summary.close()
     return result
 

@@ -63,6 +63,9 @@ class Args:
     """Double Q-learning targets."""
     clip_grad_norm: float = 10.0
     """Global gradient-norm clip."""
+    standardise_rewards: bool = True
+    """Learn from rewards standardised with running statistics (EPyMARL's option): the
+    particle envs' large negative rewards otherwise drown the differences between actions."""
     buffer_episodes: int = 5_000
     """Episodes kept in the replay buffer."""
     batch_episodes: int = 32
@@ -148,6 +151,7 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
         args.exploration_steps,
         args.update_target_interval,
         seed=args.seed,
+        standardise_rewards=args.standardise_rewards,
     )
     buffer = EpisodeReplayBuffer(
         args.buffer_episodes, args.max_cycles, n, obs_dim + n, state_dim, n_act, seed=args.seed

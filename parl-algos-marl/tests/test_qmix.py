@@ -203,3 +203,63 @@ def test_buffer_refuses_an_episode_of_the_wrong_shape():
             np.zeros(4),
         )
     assert len(buffer) == 0
+
+
+def _offset_episodes(seed, offset, effect=0.1, count=200, length=5, n_actions=5):
+    """The identity game with a large common reward offset and a small per-action effect (as
+    the particle envs' negative distances): episodes under random actions."""
+    rng = np.random.default_rng(seed)
+    buffer = EpisodeReplayBuffer(
+        count, length, N_AGENTS, n_actions, N_AGENTS * n_actions, n_actions, seed=seed
+    )
+    for _ in range(count):
+        targets = rng.integers(0, n_actions, (length + 1, N_AGENTS))
+        obs = np.eye(n_actions, dtype=np.float32)[targets]
+        actions = rng.integers(0, n_actions, (length, N_AGENTS))
+        reward = offset + effect * (actions == targets[:-1]).mean(axis=1)
+        available = np.ones((length + 1, N_AGENTS, n_actions))
+        buffer.add(obs.reshape(length + 1, -1), obs, available, actions, reward, np.zeros(length))
+    return buffer
+
+
+def _greedy_accuracy(agent, seed, n_actions=5):
+    targets = np.random.default_rng(seed).integers(0, n_actions, (500, N_AGENTS))
+    agent.reset_agent()
+    return float((agent.predict(np.eye(n_actions, dtype=np.float32)[targets]) == targets).mean())
+
+
+@pytest.mark.parametrize("standardise", [False, True])
+def test_standardised_rewards_keep_small_action_effects_under_a_large_offset(standardise):
+    # Time limits bootstrap (never terminated): Q_tot tends to -5 / (1 - 0.99) = -500, and
+    # the 0.1 difference between actions is lost in fitting that, unless rewards are
+    # standardised. This is why QMIX did not learn simple_spread (-5 per step) in 40k steps.
+    buffer = _offset_episodes(0, offset=-5.0)
+    parl.set_seed(0)
+    alg = QMIX(RNNAgentModel(5, 5, 32), QMixerModel(N_AGENTS, 2 * 5, 16, 32), lr=5e-4)
+    agent = QMIXAgent(alg, 5, update_target_interval=20, seed=0, standardise_rewards=standardise)
+    for _ in range(100):
+        agent.learn(*buffer.sample_batch(16))
+    accuracy = _greedy_accuracy(agent, 1)
+    if standardise:
+        assert accuracy >= 0.95, accuracy
+        mean, _, count = agent.reward_moments
+        assert count == 100 * 16 * 5 and mean == pytest.approx(-5 + 0.1 / 5, abs=0.01)
+    else:
+        assert accuracy < 0.6, f"the offset no longer hides the actions ({accuracy}): see QMIXAgent"
+
+
+def test_reward_moments_survive_a_checkpoint_and_a_rejected_batch(tmp_path):
+    agent = TestQMIXContract().make_agent(0)
+    agent.standardise_rewards = True
+    batch = _random_episodes(np.random.default_rng(0), 4)
+    agent.learn(*batch)
+    moments = agent.reward_moments.copy()
+    assert moments[2] == 4 * LENGTH
+    state, actions, reward, terminated, obs, available, filled = batch
+    with pytest.raises(ValueError, match="terminated_batch must hold 0 or 1"):
+        agent.learn(state, actions, reward, terminated * 0.5, obs, available, filled)
+    np.testing.assert_array_equal(agent.reward_moments, moments)
+    agent.save_checkpoint(tmp_path / "ckpt")
+    other = TestQMIXContract().make_agent(1)
+    other.load_checkpoint(tmp_path / "ckpt")
+    np.testing.assert_array_equal(other.reward_moments, moments)

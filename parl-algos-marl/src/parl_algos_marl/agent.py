@@ -14,6 +14,7 @@ from parl.utils import ReplayMemory
 
 import numpy as np
 import paddle
+from gymnasium.wrappers.utils import RunningMeanStd
 from numpy.typing import ArrayLike
 
 from parl_algos_marl.maddpg import MADDPG
@@ -143,6 +144,15 @@ class QMIXAgent(parl.Agent):
     the available actions, with epsilon annealed linearly per call; :meth:`learn` copies the
     networks into their targets every ``update_target_interval`` learn calls.
 
+    With ``standardise_rewards`` (EPyMARL's option; PARL has none), :meth:`learn` feeds QMIX
+    rewards minus their running mean, over their running standard deviation, both over every
+    real (unpadded) step learnt from so far. Rewards with a large common offset, such as the
+    particle envs' negative distances, otherwise make ``Q_tot`` about ``offset / (1 - gamma)``
+    and the agents' small per-action differences are lost in fitting it: the greedy policy
+    then barely depends on the state. Subtracting the mean changes which policy is optimal when
+    episodes can end early (it removes a per-step penalty or bonus); with fixed-length
+    episodes, as in the particle envs, it does not.
+
     Args:
         algorithm: a :class:`~parl_algos_marl.qmix.QMIX`.
         n_actions: actions per agent.
@@ -150,10 +160,11 @@ class QMIXAgent(parl.Agent):
         exploration_steps: :meth:`sample` calls over which epsilon anneals.
         update_target_interval: learn calls between target copies (PARL: 200).
         seed: seed of the exploration generator.
+        standardise_rewards: standardise rewards with running statistics (see above).
     """
 
     alg: QMIX
-    checkpoint_state = ("learn_steps", "sample_steps", "rng")
+    checkpoint_state = ("learn_steps", "sample_steps", "rng", "reward_moments")
 
     def __init__(
         self,
@@ -164,6 +175,7 @@ class QMIXAgent(parl.Agent):
         exploration_steps: int = 50_000,
         update_target_interval: int = 200,
         seed: int | None = None,
+        standardise_rewards: bool = False,
     ) -> None:
         if not isinstance(algorithm, QMIX):
             raise TypeError(f"QMIXAgent needs a QMIX algorithm, got {type(algorithm).__name__}")
@@ -177,6 +189,9 @@ class QMIXAgent(parl.Agent):
         self.learn_steps = 0
         self.sample_steps = 0
         self.rng = np.random.default_rng(seed)
+        self.standardise_rewards = standardise_rewards
+        self.reward_moments = np.array([0.0, 1.0, 0.0])
+        """Mean, variance and count of the rewards learnt from (with ``standardise_rewards``)."""
         self._hidden: paddle.Tensor | None = None
 
     @property
@@ -214,11 +229,31 @@ class QMIXAgent(parl.Agent):
     def learn(self, *batch: ArrayLike) -> tuple[float, float]:
         """One QMIX step on an :class:`~parl_algos_marl.episode_buffer.EpisodeBatch` (or its
         seven arrays); returns ``(loss, mean_td_error)``."""
-        loss, td_error = self.alg.learn(*batch)
+        arrays, moments = list(batch), self.reward_moments
+        if self.standardise_rewards and len(arrays) == 7:
+            arrays, moments = self._standardised(arrays)
+        loss, td_error = self.alg.learn(*arrays)
+        self.reward_moments = moments  # only once QMIX accepted the batch
         self.learn_steps += 1
         if self.learn_steps % self.update_target_interval == 0:
             self.alg.sync_target()
         return loss, td_error
+
+    def _standardised(self, batch: Sequence[ArrayLike]) -> tuple[list[Any], np.ndarray]:
+        """The batch with standardised rewards, and the moments including its real steps."""
+        reward = np.asarray(batch[2], np.float32)
+        filled = np.asarray(batch[6], np.float32)
+        if reward.size != filled.size:  # QMIX.learn names the mismatch
+            return list(batch), self.reward_moments
+        stats = RunningMeanStd(shape=())
+        stats.mean, stats.var, stats.count = self.reward_moments
+        real = reward.reshape(filled.shape)[filled == 0].astype(np.float64)
+        if real.size:  # else QMIX.learn rejects the batch: nothing to learn from
+            stats.update(real)
+        standardised = (reward - stats.mean) / np.sqrt(stats.var + 1e-8)
+        return [*batch[:2], standardised, *batch[3:]], np.array(
+            [stats.mean, stats.var, stats.count], np.float64
+        )
 
     def _local_q(self, obs: ArrayLike) -> np.ndarray:
         array = np.asarray(obs, np.float32)
