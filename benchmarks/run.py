@@ -6,7 +6,9 @@ example's ``Args``. Each seed runs the example as a user would, from the command
 ``result.json`` joins ``benchmarks/results/<ALGO>-<ENV>.json`` (the one results schema,
 :mod:`parl.utils.results`; a rerun of a seed replaces it). The Markdown table and the learning
 curves (``.md``, ``.png``) are written from that file. A run passes when an evaluation reached
-the target. ``nox -s bench -- <ALGO> <ENV>`` runs this.
+the target. ``--variant V`` runs a second benchmark on the same env,
+``<ALGO>-<ENV>-V.yaml`` (e.g. an offline dataset of another kind), into ``<ALGO>-<ENV>-V.json``.
+``nox -s bench -- <ALGO> <ENV>`` runs this.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from parl.utils.results import Benchmark, BenchmarkRun, load_results, plot_curves, save_results
 
@@ -72,9 +75,11 @@ def run_seed(algo: str, config: Path, seed: int) -> BenchmarkRun:
     return BenchmarkRun(**figures, command=shown, commit=code, machine=machine())
 
 
-def write_report(algo: str, env_id: str, benchmark: Benchmark) -> Path:
-    """Write the results table (``.md``) and learning curves (``.png``); return the table."""
-    stem = RESULTS / f"{algo}-{env_id}"
+def write_report(algo: str, env_id: str, benchmark: Benchmark, name: str | None = None) -> Path:
+    """Write the results table (``.md``) and learning curves (``.png``) of ``<algo>-<name>``
+    (``name`` defaults to ``env_id``); return the table."""
+    name = name or env_id
+    stem = RESULTS / f"{algo}-{name}"
     curves = {f"seed {run.seed}": run.evals for run in benchmark.runs if run.evals}
     if curves:
         plot_curves(f"{algo} {env_id}", curves, stem.with_suffix(".png"), benchmark.runs[0].target)
@@ -92,7 +97,7 @@ def write_report(algo: str, env_id: str, benchmark: Benchmark) -> Path:
     ]
     header = ["seed", "env steps", "wall s", "env steps/s", "first eval >= target"]
     header += ["final eval", "best eval"]
-    lines = [f"# {algo} on {env_id}", ""]
+    lines = [f"# {algo} on {name}", ""]
     lines += [f"- seed {r.seed}: `{r.command}` at `{r.commit}`" for r in benchmark.runs]
     lines += [f"- machine: {benchmark.runs[-1].machine}"]
     lines += [f"- target: mean greedy return >= {benchmark.runs[0].target}"]
@@ -103,23 +108,42 @@ def write_report(algo: str, env_id: str, benchmark: Benchmark) -> Path:
     return stem.with_suffix(".md")
 
 
+def record(
+    algo: str,
+    env_id: str,
+    settings: dict[str, Any],
+    runs: list[BenchmarkRun],
+    name: str | None = None,
+) -> None:
+    """Merge ``runs`` into ``<algo>-<name>.json`` (``name`` defaults to ``env_id``; a rerun of
+    a seed replaces it) and write the report."""
+    name = name or env_id
+    path = RESULTS / f"{algo}-{name}.json"
+    kept = load_results(path)[env_id].runs if path.exists() else []
+    fresh = {run.seed for run in runs}
+    merged = sorted([r for r in kept if r.seed not in fresh] + runs, key=lambda r: r.seed)
+    benchmark = Benchmark(algo=algo, config=settings, runs=merged)
+    save_results({env_id: benchmark}, path)
+    print(f"wrote {path} and {write_report(algo, env_id, benchmark, name)}")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the seeds, merge them into the results file, write the report."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("algo", help=f"one of {', '.join(EXAMPLES)}")
     parser.add_argument("env", help="a gymnasium id or particle scenario with a settings file")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument(
+        "--variant",
+        help="a second benchmark on the same env: <ALGO>-<ENV>-<VARIANT>.yaml (e.g. medium, an "
+        "offline dataset), with results of that name",
+    )
     args = parser.parse_args(argv)
-    config = config_path(args.algo, args.env)
+    name = f"{args.env}-{args.variant}" if args.variant else args.env
+    config = config_path(args.algo, name)
     settings = yaml.safe_load(config.read_text())
     runs = [run_seed(args.algo, config, seed) for seed in args.seeds]
-    path = RESULTS / f"{args.algo}-{args.env}.json"
-    kept = load_results(path)[args.env].runs if path.exists() else []
-    fresh = {run.seed for run in runs}
-    merged = sorted([r for r in kept if r.seed not in fresh] + runs, key=lambda r: r.seed)
-    benchmark = Benchmark(algo=args.algo, config=settings, runs=merged)
-    save_results({args.env: benchmark}, path)
-    print(f"wrote {path} and {write_report(args.algo, args.env, benchmark)}")
+    record(args.algo, args.env, settings, runs, name)
     return 0 if all(run.reached_target for run in runs) else 1
 
 
