@@ -26,6 +26,7 @@ from typing import Any
 
 import parl
 from parl.core.distributions import Categorical
+from parl.core.paddle import Model
 from parl.core.validation import non_negative_int, positive_int
 from parl.utils import RolloutCollector, logger, make_vector_env, summary
 from parl.utils.rollout import EPISODIC_RETURN, SPS
@@ -99,7 +100,7 @@ class RolloutActor:
     def __init__(
         self,
         make_env: str | Callable[[], gym.Env],
-        make_model: Callable[[], parl.Model],
+        make_model: Callable[[], Model],
         num_envs: int,
         sample_batch_steps: int,
         seed: int,
@@ -207,7 +208,7 @@ class ActorLearner:
         self,
         algorithm: IMPALA,
         make_env: str | Callable[[], gym.Env],
-        make_model: Callable[[], parl.Model],
+        make_model: Callable[[], Model],
         *,
         num_actors: int = 2,
         envs_per_actor: int = 4,

@@ -7,7 +7,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import parl
 from parl.core.batch import (
     BatchLike,
     as_batch_actions,
@@ -19,6 +18,7 @@ from parl.core.batch import (
 from parl.core.config import UNSET, AlgorithmConfig
 from parl.core.distributions import Categorical
 from parl.core.optim import clip_grad_norm_
+from parl.core.paddle import Algorithm, Model
 
 import paddle
 from pydantic import Field, NonNegativeFloat, PositiveFloat
@@ -73,7 +73,7 @@ class VTraceLoss:
     """``Σ H(π(·|x_t))``."""
 
 
-class IMPALA(parl.Algorithm):
+class IMPALA(Algorithm):
     """IMPALA: V-trace actor-critic for learning from trajectories of lagging behaviour policies.
 
     Espeholt et al., "IMPALA: Scalable Distributed Deep-RL with Importance Weighted
@@ -117,11 +117,11 @@ class IMPALA(parl.Algorithm):
     Config = IMPALAConfig
     required_model_methods = ("policy", "value")
     config: IMPALAConfig
-    model: parl.Model
+    model: Model
 
     def __init__(
         self,
-        model: parl.Model,
+        model: Model,
         sample_batch_steps: int | None = None,
         gamma: float | None = None,
         vf_loss_coeff: float | None = None,

@@ -6,7 +6,7 @@ this installed package they are found by name in the actors' jobs, with nothing 
 
 from __future__ import annotations
 
-import parl
+from parl.core.paddle import Model
 
 import gymnasium as gym
 import paddle
@@ -14,7 +14,7 @@ import paddle
 __all__ = ["AtariModel", "MLPModel", "is_atari", "make_env", "make_model"]
 
 
-class MLPModel(parl.Model):
+class MLPModel(Model):
     """``policy(obs)`` → logits ``[B, act_dim]``; ``value(obs)`` → ``[B]``; a torso each.
 
     CartPole's discounted returns reach ~100 (γ = 0.99, time limits bootstrapped), far from
@@ -62,7 +62,7 @@ def _mlp_torso(obs_dim: int, hidden_size: int) -> paddle.nn.Sequential:
     )
 
 
-class AtariModel(parl.Model):
+class AtariModel(Model):
     """PARL's IMPALA Atari network, for stacked ``[4, 42, 42]`` uint8 frames (NCHW).
 
     Three convolutions and one hidden layer shared by the policy and value heads.
@@ -118,7 +118,7 @@ def make_env(env_id: str) -> gym.Env:
     return wrap_deepmind(gym.make(env_id), dim=42, obs_format="NCHW").env
 
 
-def make_model(env_id: str) -> parl.Model:
+def make_model(env_id: str) -> Model:
     """The model for ``env_id``: :class:`AtariModel` for Atari, else :class:`MLPModel`."""
     env = make_env(env_id)
     actions = env.action_space

@@ -7,8 +7,8 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import parl
 from parl.core.errors import CheckpointError
+from parl.core.paddle import Agent
 from parl.core.tensor_files import read_tensor_file, write_tensor_file
 from parl.utils import ReplayMemory
 
@@ -27,7 +27,7 @@ __all__ = ["AgentTeam", "MADDPGAgent", "MAPPOAgent", "QMIXAgent"]
 TEAM_WEIGHTS_FORMAT = "parl.team-weights"
 
 
-class MADDPGAgent(parl.Agent):
+class MADDPGAgent(Agent):
     """One MADDPG agent with its own replay memory, as PARL's MPE example agent.
 
     Every agent stores its own transitions (actions as vectors: relaxed one-hots or squashed
@@ -136,7 +136,7 @@ class MADDPGAgent(parl.Agent):
         return np.asarray(reward, np.float32) + self.alg.config.gamma * (1.0 - done) * next_q
 
 
-class QMIXAgent(parl.Agent):
+class QMIXAgent(Agent):
     """Acts for a team with QMIX's recurrent agent network, and learns from episode batches.
 
     The agent keeps the team's hidden state between calls, as PARL's QMIX agent: call
@@ -270,7 +270,7 @@ class QMIXAgent(parl.Agent):
         return q.numpy().reshape(*array.shape[:-1], -1)
 
 
-class MAPPOAgent(parl.Agent):
+class MAPPOAgent(Agent):
     """Acts for a team with :class:`~parl_algos_marl.mappo.MAPPO` and learns from its rollouts.
 
     It builds MAPPO's input rows ``[obs_i, one_hot(i), state]`` from the team's observations
@@ -361,7 +361,7 @@ class AgentTeam:
         agents: one ``parl.Agent`` per team member, in agent order.
     """
 
-    def __init__(self, agents: Sequence[parl.Agent]) -> None:
+    def __init__(self, agents: Sequence[Agent]) -> None:
         if not agents:
             raise ValueError("AgentTeam needs at least one agent")
         self.agents = list(agents)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-import parl
 from parl.core.batch import as_batch_obs, as_batch_vector, to_tensor
 from parl.core.config import AlgorithmConfig
 from parl.core.distributions import GumbelSoftmax, TanhGaussian
+from parl.core.paddle import Algorithm, Model
 from parl.core.target import make_target, update_target
 
 import gymnasium as gym
@@ -39,7 +39,7 @@ class MADDPGConfig(AlgorithmConfig):
     """Learning rate of the critic's Adam optimizer."""
 
 
-class MADDPG(parl.Algorithm):
+class MADDPG(Algorithm):
     """Multi-Agent Deep Deterministic Policy Gradient, MADDPG (Lowe et al., NeurIPS 2017).
 
     Paper: "Multi-Agent Actor-Critic for Mixed Cooperative-Competitive Environments",
@@ -67,12 +67,12 @@ class MADDPG(parl.Algorithm):
 
     Config: ClassVar[type[AlgorithmConfig]] = MADDPGConfig
     config: MADDPGConfig
-    model: parl.Model
+    model: Model
     required_model_methods = ("policy", "value", "get_actor_params", "get_critic_params")
 
     def __init__(
         self,
-        model: parl.Model,
+        model: Model,
         agent_index: int | None = None,
         act_space: Sequence[gym.Space[Any]] | None = None,
         gamma: float | None = None,
@@ -187,7 +187,7 @@ class MADDPG(parl.Algorithm):
         # The actor's step also filled the critic's gradients; the next critic step clears them.
 
     def _distribution(
-        self, model: parl.Model, obs: paddle.Tensor
+        self, model: Model, obs: paddle.Tensor
     ) -> tuple[GumbelSoftmax | TanhGaussian, list[paddle.Tensor]]:
         """The policy's distribution at ``obs`` and the raw outputs it was built from."""
         output = model.policy(obs)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
-import parl
+from parl.core.paddle import Model
 from parl.core.validation import positive_int
 
 import paddle
@@ -34,7 +34,7 @@ def mlp(in_dim: int, out_dim: int, hidden_sizes: Sequence[int]) -> paddle.nn.Seq
     return paddle.nn.Sequential(*layers[:-1])
 
 
-class MAModel(parl.Model):
+class MAModel(Model):
     """One MADDPG agent's actor and centralised critic (two 64-unit ReLU layers each, as PARL).
 
     ``policy(obs)`` gives logits ``[B, act_dim]`` for a discrete action space, or
@@ -83,7 +83,7 @@ class MAModel(parl.Model):
         return self.critic_model.parameters()
 
 
-class RNNAgentModel(parl.Model):
+class RNNAgentModel(Model):
     """QMIX's agent network, shared by the agents: ``Linear → ReLU → GRUCell → Linear``.
 
     ``forward(obs, hidden)`` takes observations ``[N, obs_dim]`` and hidden states
@@ -114,7 +114,7 @@ class RNNAgentModel(parl.Model):
         return self.fc2(hidden), hidden
 
 
-class QMixerModel(parl.Model):
+class QMixerModel(Model):
     """QMIX's monotonic mixer: ``Q_tot = elu(q·|W1(s)| + b1(s))·|w2(s)| + V(s)``.
 
     The mixing weights come from hypernetworks on the global state ``s`` and pass through
@@ -152,7 +152,7 @@ class QMixerModel(parl.Model):
         return (paddle.bmm(hidden, w2) + v).reshape([batch, steps, 1])
 
 
-class MAPPOModel(parl.Model):
+class MAPPOModel(Model):
     """MAPPO's actor(s) and centralised critic on rows ``[obs_i, one_hot(i), global_state]``.
 
     ``policy(rows)`` gives logits ``[B, n_actions]`` from the first ``obs_dim + n_agents``

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-import parl
 from parl.core.algorithm import check_model_method
 from parl.core.batch import BatchLike, to_tensor
 from parl.core.config import UNSET, AlgorithmConfig
+from parl.core.paddle import Algorithm, Model
 from parl.core.target import make_target, update_target
 
 import paddle
@@ -37,7 +37,7 @@ class QMIXConfig(AlgorithmConfig):
     """Clip the gradients' global norm to this value; None does not clip."""
 
 
-class QMIX(parl.Algorithm):
+class QMIX(Algorithm):
     """QMIX (Rashid et al., ICML 2018).
 
     Paper: "QMIX: Monotonic Value Function Factorisation for Deep Multi-Agent Reinforcement
@@ -67,13 +67,13 @@ class QMIX(parl.Algorithm):
 
     Config: ClassVar[type[AlgorithmConfig]] = QMIXConfig
     config: QMIXConfig
-    model: parl.Model
+    model: Model
     required_model_methods = ("init_hidden", "forward")
 
     def __init__(
         self,
-        agent_model: parl.Model,
-        qmixer_model: parl.Model,
+        agent_model: Model,
+        qmixer_model: Model,
         double_q: bool | None = None,
         gamma: float | None = None,
         lr: float | None = None,
@@ -114,7 +114,7 @@ class QMIX(parl.Algorithm):
         )
 
     @property
-    def agent_model(self) -> parl.Model:
+    def agent_model(self) -> Model:
         """The agent network (PARL's name; the same object as ``model``)."""
         return self.model
 
@@ -195,7 +195,7 @@ class QMIX(parl.Algorithm):
         self.optimizer.step()
         return float(loss), float(masked_td.sum() / count)
 
-    def _unroll(self, model: parl.Model, obs: paddle.Tensor) -> paddle.Tensor:
+    def _unroll(self, model: Model, obs: paddle.Tensor) -> paddle.Tensor:
         """Run the agent network over the episodes: Q values ``[B, T, n_agents, n_actions]``."""
         batch, steps = obs.shape[0], obs.shape[1]
         hidden = model.init_hidden().reshape([1, -1]).expand([batch * self.n_agents, -1])
