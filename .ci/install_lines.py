@@ -11,6 +11,8 @@ wheelhouse only, never from an index:
   wheelhouse, as the index will hold every distribution;
 - a line whose comment says ``after paddle's GPU build`` must install no paddle build; its
   promises are checked with the CPU build standing in for the GPU one;
+- a line with a ``[torch]`` extra gets torch's CPU build: the wheel in ``/opt/wheels`` where the
+  machine has one, else torch's CPU index (never PyPI's multi-GB CUDA build);
 - after each install, every distribution of ours in the environment must be file for file the
   wheel of the wheelhouse (RECORD hashes), so none came from an index.
 
@@ -59,6 +61,10 @@ PROMISES: dict[str, list[str | tuple[str, ...]]] = {
     "parl-core": ["import parl; parl.algorithms.names()"],
     "parl-core[paddle]": ["import parl; parl.Model, parl.Agent, parl.set_seed"],
     "parl-core[testing]": ["import parl.testing; parl.testing.IdentityEnv"],
+    "parl-core[torch]": [
+        "import parl; assert parl.get_backend() == 'torch', parl.get_backend()",
+        "from parl.core.torch import Agent, Algorithm, Model; import parl; parl.Model is Model",
+    ],
     "parl-utils": ["import parl.utils, parl.env; parl.utils.ReplayMemory, parl.utils.evaluate"],
     "parl-utils[mlflow]": ["import mlflow, sqlalchemy, alembic; from mlflow import MlflowClient"],
     "parl-utils[wandb]": ["import wandb"],
@@ -74,6 +80,10 @@ PROMISES: dict[str, list[str | tuple[str, ...]]] = {
     "parl-remote[ray]": ["import ray, parl.remote.backends.ray"],
     "parl-algos-pg": [family("PolicyGradient", "PPO")],
     "parl-algos-dqn": [family("DQN", "DDQN")],
+    "parl-algos-dqn[torch]": [
+        "import parl; assert parl.algorithms.names(backend='torch') == ['DDQN', 'DQN']",
+        "import parl; parl.algorithms.get('DDQN', backend='torch')",
+    ],
     "parl-algos-ac": [family("A2C", "DDPG", "TD3", "SAC", "OAC", "CQL", "IQL")],
     "parl-algos-ac[offline]": ["import h5py, minari; from parl.utils.offline import load_minari"],
     "parl-algos-ac[mujoco]": ["import gymnasium; gymnasium.make('HalfCheetah-v5').close()"],
@@ -110,6 +120,8 @@ OPTIONS = {
 # The marks a line's comment may carry (compared in lower case); see the module docstring.
 PUBLISHED_MARK = "once published"
 GPU_MARK = "after paddle's gpu build"
+LOCAL_WHEELS = Path("/opt/wheels")
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 SHELL_FENCES = {"bash", "sh", "shell", "console"}
 INSTALLERS = (("pip", "install"), ("pip3", "install"), ("uv", "pip", "install"))
 SEPARATORS = {"&&", "||", ";", "|"}
@@ -348,7 +360,7 @@ def check_line(line: InstallLine, wheels: dict[str, Path], scratch: Path) -> Non
     run(["uv", "venv", "--quiet", "--python", sys.executable, str(venv)])
     install = ["uv", "pip", "install", "--quiet", "--python", str(venv), "--find-links", str(links)]
     arguments = [w.install_arg() for w in line.wanted]
-    run([*install, *arguments])
+    run([*install, *torch_source(line), *arguments])
     if line.no_deps:  # a repair command: it runs over an environment that has the rest
         run([*install, "--reinstall", "--no-deps", *arguments])
     missing = {w.name for w in line.wanted} - check_from_wheelhouse(venv, wheels)
@@ -364,6 +376,15 @@ def check_line(line: InstallLine, wheels: dict[str, Path], scratch: Path) -> Non
     run([str(venv / "bin" / "python"), "-c", RUN_CHECKS, json.dumps(code)], cwd=scratch, env=env)
     for command in (check for check in promises(line) if isinstance(check, tuple)):
         run([str(venv / "bin" / command[0]), *command[1:]], cwd=scratch, env=env)
+
+
+def torch_source(line: InstallLine) -> list[str]:
+    """Where a line with a ``[torch]`` extra takes torch from: a local CPU wheel, else torch's
+    CPU index; nothing for other lines."""
+    if not any("torch" in wanted.extras for wanted in line.wanted):
+        return []
+    local = sorted(LOCAL_WHEELS.glob("torch-*.whl")) if LOCAL_WHEELS.is_dir() else []
+    return [str(local[-1])] if local else ["--extra-index-url", TORCH_CPU_INDEX]
 
 
 NO_PADDLE = """

@@ -8,11 +8,15 @@ steps. ``python examples/DQN/train.py --help`` lists every flag.
 Finished sub-environments reset in the same step, so every step gives one real transition per
 environment; ``next_obs`` is the final observation where an episode ended, and transitions are
 stored with ``terminal = terminated``, so episodes cut by the time limit still bootstrap.
+
+``--backend torch`` trains the torch classes (``parl_algos_dqn.torch``) with the same settings,
+``--device cuda`` on a GPU.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
@@ -34,8 +38,6 @@ from parl.utils import (
 
 import gymnasium as gym
 
-from parl_algos_dqn import DQNAgent, DuelingQNetwork, QNetwork
-
 
 @dataclasses.dataclass(frozen=True)
 class Args:
@@ -45,10 +47,14 @@ class Args:
     """Gymnasium id of an env with flat Box observations and Discrete actions."""
     algo: Literal["DQN", "DDQN"] = "DQN"
     """Registry name of the algorithm."""
+    backend: Literal["paddle", "torch"] | None = None
+    """Framework: paddle or torch; None: parl.get_backend() (PARL_BACKEND, else the installed)."""
+    device: str = "cpu"
+    """Where the torch backend trains: cpu, cuda or cuda:<index> (paddle: cpu only here)."""
     dueling: bool = False
     """Use a dueling Q-network instead of a plain MLP."""
     seed: int = 0
-    """Seeds paddle, numpy, the environments, the replay memory and exploration."""
+    """Seeds the framework, numpy, the environments, the replay memory and exploration."""
     total_steps: int = 50_000
     """Environment transitions to collect (over all sub-environments)."""
     num_envs: int = 4
@@ -98,7 +104,16 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
     run_dir = Path(args.logdir or f"runs/{args.algo}_{args.env_id}_seed{args.seed}")
     save_config(args, run_dir)
     summary.set_logdir(run_dir)
-    parl.set_seed(args.seed)
+    backend = args.backend or parl.get_backend()
+    if backend == "paddle" and args.device != "cpu":
+        raise ValueError(
+            f"--device {args.device} needs --backend torch; this example runs paddle on the CPU"
+        )
+    parl.set_seed(args.seed, backend=backend)
+    # The family's classes for the backend: parl_algos_dqn (paddle) or parl_algos_dqn.torch.
+    family = importlib.import_module(
+        "parl_algos_dqn.torch" if backend == "torch" else "parl_algos_dqn"
+    )
 
     envs = make_vector_env(args.env_id, args.num_envs)
     obs_space, act_space = envs.single_observation_space, envs.single_action_space
@@ -108,16 +123,21 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
             "this example needs flat Box observations and Discrete actions"
         )
     obs_dim, act_dim = obs_space.shape[0], int(act_space.n)
-    network = DuelingQNetwork if args.dueling else QNetwork
-    algorithm = parl.algorithms.get(args.algo)(
+    network = family.DuelingQNetwork if args.dueling else family.QNetwork
+    algorithm = parl.algorithms.get(args.algo, backend=backend)(
         network(obs_dim, act_dim, args.hidden_sizes),
         gamma=args.gamma,
         lr=args.lr,
         loss=args.loss,
         max_grad_norm=args.max_grad_norm,
     )
-    agent = DQNAgent(
-        algorithm, act_dim, target_update_interval=args.target_update_interval, seed=args.seed
+    on_device = {"device": args.device} if backend == "torch" else {}
+    agent = family.DQNAgent(
+        algorithm,
+        act_dim,
+        target_update_interval=args.target_update_interval,
+        seed=args.seed,
+        **on_device,
     )
     rpm = ReplayMemory(args.buffer_size, obs_dim=obs_dim, act_dim=0, seed=args.seed)
     exploration = LinearDecayScheduler(
@@ -148,7 +168,7 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
         if collector.env_steps >= next_train:
             next_train += args.train_freq
             # One round's batches drawn and converted to tensors at once, not per step.
-            for batch in rpm.sample_tensor_batches(args.batch_size, args.gradient_steps):
+            for batch in rpm.sample_tensor_batches(args.batch_size, args.gradient_steps, backend):
                 td_loss = agent.learn(*batch)
             collector.log_episodes()
             metrics = {"losses/td_loss": float(td_loss), "charts/epsilon": epsilon}

@@ -1,6 +1,9 @@
-"""DQN and DDQN through the contract test suite, and what only they have: configs, the agent."""
+"""DQN and DDQN through the contract test suite on both backends, and what only they have."""
 
 from __future__ import annotations
+
+import importlib
+from types import ModuleType
 
 import parl
 from parl.core.errors import ModelContractError
@@ -19,15 +22,24 @@ EYE = np.eye(4, dtype=np.float32)
 
 
 class DQNContract(AlgorithmContract):
+    """The suite once per backend: the paddle classes and the torch ones (marker ``torch``)."""
+
+    backends = ("paddle", "torch")
     train_steps = 400
     short_train_steps = 130
 
+    def family(self) -> ModuleType:
+        """``parl_algos_dqn`` or ``parl_algos_dqn.torch``: the running backend's classes."""
+        return importlib.import_module(
+            "parl_algos_dqn.torch" if self.backend == "torch" else "parl_algos_dqn"
+        )
+
     def make_agent(self, seed, **config):
-        parl.set_seed(seed)
-        network = QNetwork(4, 4, hidden_sizes=(32,))
+        parl.set_seed(seed, backend=self.backend)
+        network = self.family().QNetwork(4, 4, hidden_sizes=(32,))
         algorithm = self.algorithm_class(network, gamma=0.9, lr=5e-3, **config)
         # Syncs every 5 learn steps, so that the resume test crosses a sync.
-        return DQNAgent(algorithm, act_dim=4, target_update_interval=5, seed=seed)
+        return self.family().DQNAgent(algorithm, act_dim=4, target_update_interval=5, seed=seed)
 
     def explore(self, agent, obs):
         return agent.sample(obs, epsilon=0.5)
@@ -52,6 +64,7 @@ class DQNContract(AlgorithmContract):
 
     def bad_inputs(self, agent):
         obs, act, rew = EYE[:3], np.zeros(3, np.int64), np.zeros(3, np.float32)
+        DQNAgent, QNetwork = self.family().DQNAgent, self.family().QNetwork
         yield from (
             BadInput(
                 "observations the model was not built for",
@@ -111,11 +124,11 @@ class DQNContract(AlgorithmContract):
 
 
 class TestDQNContract(DQNContract):
-    algorithm_class = DQN
+    algorithm_name = "DQN"
 
 
 class TestDDQNContract(DQNContract):
-    algorithm_class = DDQN
+    algorithm_name = "DDQN"
 
 
 @pytest.mark.parametrize("cls", ALGOS)

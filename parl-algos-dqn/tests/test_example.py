@@ -8,15 +8,40 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "DQN" / "train.py"
 
 
 def test_train_script_runs_with_a_tiny_budget(tmp_path) -> None:
+    check_tiny_run(tmp_path, "--backend", "paddle")
+
+
+@pytest.mark.torch
+def test_train_script_runs_on_torch(tmp_path) -> None:
+    pytest.importorskip("torch")
+    check_tiny_run(tmp_path, "--backend", "torch", "--device", "cpu")
+
+
+@pytest.mark.torch
+def test_cuda_without_a_gpu_stops_with_a_clear_error(tmp_path) -> None:
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU: the example trains there (benchmarks/torch_speed.py)")
+    command = [sys.executable, str(EXAMPLE), "--backend", "torch", "--device", "cuda"]
+    command += ["--total-steps", "10", "--logdir", str(tmp_path), "--quiet"]
+    completed = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert completed.returncode != 0
+    assert "needs a GPU, but torch.cuda.is_available() is False" in completed.stderr
+
+
+def check_tiny_run(tmp_path: Path, *backend: str) -> None:
     logdir = tmp_path / "run"
     completed = subprocess.run(
         [
             sys.executable,
             str(EXAMPLE),
+            *backend,
             "--algo",
             "DDQN",
             "--dueling",

@@ -3,12 +3,40 @@
 Users normally reach the algorithms through the registry::
 
     import parl
-    DQN = parl.algorithms.get("DQN")
+    DQN = parl.algorithms.get("DQN")  # the selected backend's (parl.get_backend())
+
+The paddle classes are here, the torch ones in :mod:`parl_algos_dqn.torch` (same names, same
+:class:`DQNConfig`); both load on first use, so either framework alone is enough.
 """
 
-from parl_algos_dqn.agent import DQNAgent
-from parl_algos_dqn.ddqn import DDQN
-from parl_algos_dqn.dqn import DQN, DQNConfig
-from parl_algos_dqn.models import DuelingHead, DuelingQNetwork, QNetwork
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from parl_algos_dqn.config import DQNConfig
+
+if TYPE_CHECKING:
+    from parl_algos_dqn.agent import DQNAgent
+    from parl_algos_dqn.ddqn import DDQN
+    from parl_algos_dqn.dqn import DQN
+    from parl_algos_dqn.models import DuelingHead, DuelingQNetwork, QNetwork
 
 __all__ = ["DDQN", "DQN", "DQNAgent", "DQNConfig", "DuelingHead", "DuelingQNetwork", "QNetwork"]
+
+_LAZY = {
+    "DQNAgent": "parl_algos_dqn.agent",
+    "DDQN": "parl_algos_dqn.ddqn",
+    "DQN": "parl_algos_dqn.dqn",
+    "DuelingHead": "parl_algos_dqn.models",
+    "DuelingQNetwork": "parl_algos_dqn.models",
+    "QNetwork": "parl_algos_dqn.models",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'parl_algos_dqn' has no attribute {name!r}")

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
 
-import parl
 from parl.core.batch import (
     BatchLike,
     as_batch_actions,
@@ -13,37 +12,19 @@ from parl.core.batch import (
     as_batch_vector,
     to_tensor,
 )
-from parl.core.config import AlgorithmConfig
 from parl.core.optim import clip_grad_norm_
+from parl.core.paddle import Algorithm, Model
 from parl.core.target import make_target, update_target
 
 import paddle
 import paddle.nn.functional as F
-from pydantic import Field, PositiveFloat
+
+from parl_algos_dqn.config import DQNConfig
 
 __all__ = ["DQN", "DQNConfig"]
 
 
-class DQNConfig(AlgorithmConfig):
-    """Hyperparameters of :class:`DQN` (and :class:`~parl_algos_dqn.ddqn.DDQN`)."""
-
-    gamma: float = Field(0.99, gt=0.0, le=1.0)
-    """Discount factor of future rewards, in (0, 1]."""
-
-    lr: PositiveFloat = 1e-3
-    """Learning rate of the Adam optimizer of the Q-network."""
-
-    loss: Literal["mse", "huber"] = "mse"
-    """The TD loss, "mse" (mean squared error, PARL's default) or "huber" (smooth L1)."""
-
-    huber_delta: PositiveFloat = 1.0
-    """Where the Huber loss turns from quadratic to linear; used only with loss="huber"."""
-
-    max_grad_norm: PositiveFloat | None = None
-    """Clip the global gradient norm to this value before each step; None disables clipping."""
-
-
-class DQN(parl.Algorithm):
+class DQN(Algorithm):
     """Deep Q-Network, DQN (Mnih et al., Nature 2015).
 
     Paper: "Human-level control through deep reinforcement learning".
@@ -73,13 +54,13 @@ class DQN(parl.Algorithm):
 
     Config = DQNConfig
     config: DQNConfig
-    model: parl.Model
-    target_model: parl.Model
+    model: Model
+    target_model: Model
     required_model_methods = ("forward",)
 
     def __init__(
         self,
-        model: parl.Model,
+        model: Model,
         gamma: float | None = None,
         lr: float | None = None,
         *,
@@ -163,7 +144,7 @@ class DQN(parl.Algorithm):
             return F.smooth_l1_loss(chosen, target, delta=self.config.huber_delta)
         return F.mse_loss(chosen, target)
 
-    def _q_values(self, model: parl.Model, obs: paddle.Tensor) -> paddle.Tensor:
+    def _q_values(self, model: Model, obs: paddle.Tensor) -> paddle.Tensor:
         try:
             q_values = model(obs)
         except ValueError as exc:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import parl
+from parl.core.paddle import Model
 from parl.core.validation import positive_int
 
 import paddle
 from paddle import nn
+
+from parl_algos_dqn.config import check_hidden
 
 __all__ = ["DuelingHead", "DuelingQNetwork", "QNetwork"]
 
@@ -19,15 +21,6 @@ def _mlp(in_dim: int, hidden_sizes: Sequence[int]) -> nn.Sequential:
         layers += [nn.Linear(in_dim, size), nn.ReLU()]
         in_dim = size
     return nn.Sequential(*layers)
-
-
-def _check_hidden(owner: str, hidden_sizes: Sequence[int]) -> tuple[int, ...]:
-    sizes = tuple(hidden_sizes)
-    if not sizes:
-        raise ValueError(
-            f"{owner}: hidden_sizes must name at least one layer, got {hidden_sizes!r}"
-        )
-    return tuple(positive_int(f"hidden_sizes[{i}]", size) for i, size in enumerate(sizes))
 
 
 class DuelingHead(nn.Layer):
@@ -66,7 +59,7 @@ class DuelingHead(nn.Layer):
         return value + advantage - advantage.mean(axis=1, keepdim=True)
 
 
-class QNetwork(parl.Model):
+class QNetwork(Model):
     """An MLP mapping flat observations to one Q value per discrete action.
 
     Args:
@@ -78,7 +71,7 @@ class QNetwork(parl.Model):
     def __init__(self, obs_dim: int, act_dim: int, hidden_sizes: Sequence[int] = (64, 64)) -> None:
         super().__init__()
         obs_dim, act_dim = positive_int("obs_dim", obs_dim), positive_int("act_dim", act_dim)
-        sizes = _check_hidden(type(self).__name__, hidden_sizes)
+        sizes = check_hidden(type(self).__name__, hidden_sizes)
         self.body = _mlp(obs_dim, sizes)
         self.head = nn.Linear(sizes[-1], act_dim)
 
@@ -87,7 +80,7 @@ class QNetwork(parl.Model):
         return self.head(self.body(obs))
 
 
-class DuelingQNetwork(parl.Model):
+class DuelingQNetwork(Model):
     """An MLP trunk with a :class:`DuelingHead`: a ready dueling Q-network for flat observations.
 
     Args:
@@ -103,7 +96,7 @@ class DuelingQNetwork(parl.Model):
     def __init__(self, obs_dim: int, act_dim: int, hidden_sizes: Sequence[int] = (64, 64)) -> None:
         super().__init__()
         obs_dim, act_dim = positive_int("obs_dim", obs_dim), positive_int("act_dim", act_dim)
-        sizes = _check_hidden(type(self).__name__, hidden_sizes)
+        sizes = check_hidden(type(self).__name__, hidden_sizes)
         self.body = _mlp(obs_dim, sizes)
         self.head = DuelingHead(sizes[-1], act_dim)
 

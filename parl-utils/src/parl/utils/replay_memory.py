@@ -206,15 +206,18 @@ class ReplayMemory:
         """
         return self.sample_batch_by_index(self.make_index(batch_size))
 
-    def sample_tensor_batches(self, batch_size: int, num_batches: int) -> list[TransitionBatch]:
-        """Sample ``num_batches`` batches at once and hand them out as paddle tensors.
+    def sample_tensor_batches(
+        self, batch_size: int, num_batches: int, backend: str = "paddle"
+    ) -> list[TransitionBatch]:
+        """Sample ``num_batches`` batches at once and hand them out as tensors of ``backend``.
 
         The same draws as ``num_batches`` calls of :meth:`sample_batch` (uniform, with
         replacement, from what is stored now), but with one index draw, one numpy gather and
         one host-to-tensor copy per field for all of them, instead of five conversions per
         gradient step. ``terminal`` comes as float32 (what a TD target multiplies with);
-        the other fields keep their stored dtypes. Paddle is imported only here, so the rest
-        of the memory works without it.
+        the other fields keep their stored dtypes. The framework (``"paddle"`` or
+        ``"torch"``: CPU tensors, which a torch algorithm moves to its device) is imported only
+        here, so the rest of the memory works without it.
 
         Returns:
             ``num_batches`` :class:`TransitionBatch` es of tensors with ``batch_size`` rows.
@@ -222,12 +225,20 @@ class ReplayMemory:
         Raises:
             ValueError: if the memory is empty or a size is not a positive integer.
         """
-        import paddle  # parl-utils does not depend on paddle; only this method needs it
-
         num_batches = positive_int("num_batches", num_batches)
+        if backend not in ("paddle", "torch"):
+            raise ValueError(f"backend must be 'paddle' or 'torch', got {backend!r}")
         batch = self.sample_batch_by_index(self.make_index(batch_size * num_batches))
         arrays = batch._replace(terminal=batch.terminal.astype(np.float32))
-        splits = [paddle.to_tensor(array).split(num_batches) for array in arrays]
+        # parl-utils depends on neither framework; only this method needs one.
+        if backend == "torch":
+            import torch
+
+            splits: list[Any] = [torch.from_numpy(a).chunk(num_batches) for a in arrays]
+        else:
+            import paddle
+
+            splits = [paddle.to_tensor(array).split(num_batches) for array in arrays]
         return [TransitionBatch(*fields) for fields in zip(*splits, strict=True)]
 
     def load_from_d4rl(self, dataset: Mapping[str, Any]) -> None:
