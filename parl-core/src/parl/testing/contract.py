@@ -209,11 +209,21 @@ class AlgorithmContract:
             return (type(self).algorithm_class.backend.name,)
         return self.backends
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # The cross-backend test exists only for a family tested on both backends.
+        both = cls.algorithm_name is not None and set(cls.backends) == {"paddle", "torch"}
+        cross = AlgorithmContract._cross_backend_learn if both else None
+        cls.test_cross_backend_learn = cross  # type: ignore[assignment,method-assign]
+
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         if "backend" in metafunc.fixturenames:
+            # The cross-backend test runs once, as a torch test (it needs both frameworks).
+            cross = metafunc.function.__name__ == "_cross_backend_learn"
+            names = ("torch",) if cross else self._backends()
             params = [
                 pytest.param(name, marks=[pytest.mark.torch] if name == "torch" else [], id=name)
-                for name in self._backends()
+                for name in names
             ]
             metafunc.parametrize("backend", params)
 
@@ -400,10 +410,11 @@ class AlgorithmContract:
                 case.call()
             _assert_equal_arrays(_model_weights(agent), before)
 
-    def test_cross_backend_learn(self) -> None:
+    test_cross_backend_learn: Any = None
+    """``_cross_backend_learn`` for a family tested on both backends (see ``__init_subclass__``)."""
+
+    def _cross_backend_learn(self) -> None:
         """Same weights, same batches: the paddle and the torch class learn the same."""
-        if set(self._backends()) != {"paddle", "torch"} or self.backend != "torch":
-            return  # runs once, with the torch parameter, for a family with both backends
         if importlib.util.find_spec("paddle") is None:
             pytest.fail("the cross-backend test needs paddle next to torch")
         agents = {}
