@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import parl
+from parl.testing.contract import copy_weights_across, max_weight_difference
 
 import numpy as np
 import pytest
@@ -18,6 +19,41 @@ import parl_algos_ac  # noqa: E402
 from parl_algos_ac import torch as ac_torch  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+ONE_LEARN_ATOL = 1e-6
+"""After one SAC learn (Adam, lr 3e-3), the backends' float32 arithmetic differs by ~1e-7."""
+
+
+@pytest.mark.parametrize("alpha", [0.01, "auto"])
+def test_one_learn_matches_paddle(alpha, same_gaussian_noise) -> None:
+    """The paddle and the torch SAC, same weights, batch and policy noise: one learn agrees."""
+    same_gaussian_noise(seed=11)
+    parl.set_seed(0, backend="paddle")
+    paddle_agent = parl_algos_ac.ContinuousAgent(
+        parl_algos_ac.SAC(parl_algos_ac.GaussianActorCritic(3, 2, (32, 32)), alpha=alpha)
+    )
+    torch_agent = ac_torch.ContinuousAgent(
+        ac_torch.SAC(ac_torch.GaussianActorCritic(3, 2, (32, 32)), alpha=alpha)
+    )
+    copy_weights_across(paddle_agent, torch_agent)
+    rng = np.random.default_rng(5)
+    obs, next_obs = rng.normal(size=(2, 64, 3)).astype(np.float32)
+    action = rng.uniform(-1, 1, size=(64, 2)).astype(np.float32)
+    reward, terminal = rng.normal(size=64).astype(np.float32), rng.random(64) < 0.1
+    losses = [
+        [float(loss) for loss in agent.learn(obs, action, reward, next_obs, terminal)]
+        for agent in (paddle_agent, torch_agent)
+    ]
+    np.testing.assert_allclose(losses[0], losses[1], rtol=1e-5)
+    difference = max_weight_difference(paddle_agent, torch_agent)
+    alphas = [float(agent.alg.alpha) for agent in (paddle_agent, torch_agent)]
+    print(
+        f"SAC (alpha={alpha}): max |paddle - torch| weight difference after one learn = "
+        f"{difference:.3g}; alpha {alphas[0]:.7g} vs {alphas[1]:.7g}"
+    )
+    assert difference <= ONE_LEARN_ATOL
+    np.testing.assert_allclose(alphas[0], alphas[1], rtol=1e-6)
 
 
 def test_cuda_without_a_gpu_is_a_clear_error_and_moves_nothing() -> None:
