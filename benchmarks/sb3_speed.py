@@ -17,6 +17,10 @@ live in their own venvs; a side whose interpreter is not given is left out::
 SAC and TD3 (``--algos SAC TD3``) are timed on Pendulum-v1 and HalfCheetah-v5 (``--envs`` picks;
 the SB3 venv then needs ``gymnasium[mujoco]``) with 256-256 networks, SB3 and ours only.
 
+``--torch`` adds ours on torch (the side ``parl_torch``: the same examples with ``--backend torch
+--device cpu``, in this interpreter, which then needs torch's CPU build) for PPO, DQN and SAC,
+and the ratio of ours on torch to SB3. Without it the side is left out.
+
 Writes ``benchmarks/results/sb3-speed.md``: per algorithm and env, the env steps/s of every side in
 every repeat (sides alternate within a repeat) and the ratios of ours to SB3 and to PARL 2.2.1,
 with their range over the repeats. Every side is timed from its first env step to its last
@@ -125,7 +129,9 @@ ENVS: dict[str, list[str]] = {
     "SAC": ["Pendulum-v1", "HalfCheetah-v5"],
     "TD3": ["Pendulum-v1", "HalfCheetah-v5"],
 }
-SIDES = {"sb3": "SB3", "parl221": "PARL 2.2.1", "parl": "ours"}
+SIDES = {"sb3": "SB3", "parl221": "PARL 2.2.1", "parl": "ours", "parl_torch": "ours on torch"}
+#: The algorithms ours runs on torch (``--torch``).
+TORCH_ALGOS = ("PPO", "DQN", "SAC")
 
 
 def ac_train_kwargs(algo: str, env_id: str, steps: int, logdir: str) -> dict[str, Any]:
@@ -151,24 +157,26 @@ def ac_train_kwargs(algo: str, env_id: str, steps: int, logdir: str) -> dict[str
     }
 
 
-def _ours(algo: str, steps: int, env_id: str = ENV_ID) -> dict[str, Any]:
+def _ours(algo: str, steps: int, env_id: str = ENV_ID, backend: str = "paddle") -> dict[str, Any]:
     """Train our example with the benchmark config; time it from its first env step.
 
     The time includes the example's final greedy evaluation (PPO, DQN: 10 episodes; SAC, TD3:
-    one episode), not its setup.
+    one episode), not its setup. ``backend="torch"`` trains the torch classes on the CPU.
     """
     from benchmarks._report import load_example
 
+    on = {"backend": backend, "device": "cpu"}
     with tempfile.TemporaryDirectory() as logdir:
         if algo in ("SAC", "TD3"):  # examples/TD3/train.py is examples/SAC/train.py's loop
             example = load_example("SAC")
             cpu = time.process_time()
-            result = example.train(example.Args(**ac_train_kwargs(algo, env_id, steps, logdir)))
+            kwargs = ac_train_kwargs(algo, env_id, steps, logdir) | on
+            result = example.train(example.Args(**kwargs))
             cpu_s = time.process_time() - cpu  # incl. building the envs and the agent
             return {"env_steps": result.env_steps, "wall_s": result.wall_s, "cpu_s": cpu_s}
         example = load_example(algo)
         args = example.Args(
-            env_id=ENV_ID, total_steps=steps, eval_every=10 * steps, logdir=logdir, quiet=True
+            env_id=ENV_ID, total_steps=steps, eval_every=10 * steps, logdir=logdir, quiet=True, **on
         )
         result = example.train(args)
     return {"env_steps": result.env_steps, "wall_s": result.wall_s}
@@ -386,13 +394,16 @@ def _parl221_dqn(steps: int) -> dict[str, Any]:
     return {"env_steps": env_steps, "wall_s": time.perf_counter() - start}
 
 
-def _side(run: Callable[..., dict[str, Any]], algo: str) -> Callable[[int, str], dict[str, Any]]:
-    return lambda steps, env_id: run(algo, steps, env_id)
+def _side(
+    run: Callable[..., dict[str, Any]], algo: str, **options: Any
+) -> Callable[[int, str], dict[str, Any]]:
+    return lambda steps, env_id: run(algo, steps, env_id, **options)
 
 
 #: ``RUNNERS[side][algo](steps, env_id)``; PARL 2.2.1 has no SAC/TD3 runner (not timed).
 RUNNERS: dict[str, dict[str, Callable[[int, str], dict[str, Any]]]] = {
     "parl": {algo: _side(_ours, algo) for algo in CONFIGS},
+    "parl_torch": {algo: _side(_ours, algo, backend="torch") for algo in TORCH_ALGOS},
     "sb3": {algo: _side(_sb3, algo) for algo in CONFIGS},
     "parl221": {
         "PPO": lambda steps, env_id: _parl221_ppo(steps),
@@ -404,7 +415,7 @@ RUNNERS: dict[str, dict[str, Callable[[int, str], dict[str, Any]]]] = {
 def measure(python: str, side: str, algo: str, steps: int, env_id: str = ENV_ID) -> dict[str, Any]:
     """Run one side's runner in a fresh interpreter; return its figures and env steps/s."""
     env = dict(os.environ)
-    if side != "parl":  # our packages on PYTHONPATH would shadow PARL 2.2.1's parl
+    if side not in ("parl", "parl_torch"):  # ours on PYTHONPATH would shadow PARL 2.2.1's parl
         env.pop("PYTHONPATH", None)
     if side == "parl221":
         env["PARL_BACKEND"] = "paddle"
@@ -446,6 +457,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1, help="runs of every side")
     parser.add_argument("--algos", nargs="+", default=list(CONFIGS), choices=list(CONFIGS))
     parser.add_argument("--envs", nargs="+", help="only these of each algorithm's ENVS")
+    parser.add_argument("--torch", action="store_true", help="add ours on torch (PPO, DQN, SAC)")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "sb3-speed.md")
     parser.add_argument("--side", choices=list(RUNNERS), help=argparse.SUPPRESS)
     parser.add_argument("--algo", choices=list(CONFIGS), help=argparse.SUPPRESS)
@@ -457,7 +469,12 @@ def main() -> None:
 
     from benchmarks._report import header, markdown_table
 
-    pythons = {"sb3": args.sb3_python, "parl221": args.parl221_python, "parl": sys.executable}
+    pythons = {
+        "sb3": args.sb3_python,
+        "parl221": args.parl221_python,
+        "parl": sys.executable,
+        "parl_torch": sys.executable if args.torch else None,
+    }
     sides = [side for side in SIDES if pythons[side]]
     rows, summary = [], []
     cases = [(algo, env) for algo in args.algos for env in ENVS[algo]]
@@ -465,11 +482,14 @@ def main() -> None:
     for algo, env_id in cases:
         timed = [side for side in sides if algo in RUNNERS[side]]
         ratios: dict[str, list[float]] = {side: [] for side in sides if side != "parl"}
+        torch_ratios: list[float] = []
         cpu_ratios: dict[str, list[float]] = {}
         for repeat in range(args.repeats):
             order = timed if repeat % 2 == 0 else timed[::-1]  # alternate who runs first
             runs = {side: measure(pythons[side], side, algo, args.steps, env_id) for side in order}
             sps = {side: run["sps"] for side, run in runs.items()}
+            if "parl_torch" in sps and "sb3" in sps:
+                torch_ratios.append(sps["parl_torch"] / sps["sb3"])
             for other in ratios:
                 if other in sps:
                     ratios[other].append(sps["parl"] / sps[other])
@@ -486,9 +506,11 @@ def main() -> None:
                     + (f" (CPU time: {_span(cpu_ratios[s])})" if s in cpu_ratios else "")
                     for s, v in ratios.items()
                 ),
+                *([_span(torch_ratios) if torch_ratios else "–"] if args.torch else []),
             ]
         )
     ratio_names = [f"ours / {SIDES[side]}" for side in sides if side != "parl"]
+    ratio_names += ["ours on torch / SB3"] if args.torch else []
     text = (
         header("PARL vs Stable-Baselines3 and PARL 2.2.1: env steps per second")
         + f"- env steps per run: {args.steps}; same hyperparameters, network and number of "

@@ -6,14 +6,18 @@
 ``num_envs`` environments with one batched policy call per step; advantages come from
 ``parl.utils.compute_gae``, with time-limit truncations bootstrapped from the value of the final
 observation. The run's settings, metrics and checkpoints go to ``--logdir``.
+
+``--backend torch`` trains the torch classes (``parl_algos_pg.torch``) with the same settings,
+``--device cuda`` on a GPU.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import parl
 from parl.utils import (
@@ -33,8 +37,6 @@ from parl.utils import (
 import gymnasium as gym
 import numpy as np
 
-from parl_algos_pg import PPO, ContinuousPPOModel, DiscretePPOModel, PPOAgent
-
 
 @dataclasses.dataclass(frozen=True)
 class Args:
@@ -42,8 +44,12 @@ class Args:
 
     env_id: str = "CartPole-v1"
     """Gymnasium id."""
+    backend: Literal["paddle", "torch"] | None = None
+    """Framework: paddle or torch; None: parl.get_backend() (PARL_BACKEND, else the installed)."""
+    device: str = "cpu"
+    """Where the torch backend trains: cpu, cuda or cuda:<index> (paddle: cpu only here)."""
     seed: int = 0
-    """Seeds paddle, numpy and the environments."""
+    """Seeds the framework, numpy and the environments."""
     total_steps: int = 50_000
     """Environment steps over all environments."""
     num_envs: int = 8
@@ -137,7 +143,16 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
     run_dir = Path(args.logdir or f"runs/PPO_{args.env_id}_seed{args.seed}")
     save_config(args, run_dir)
     summary.set_logdir(run_dir)
-    parl.set_seed(args.seed)
+    backend = args.backend or parl.get_backend()
+    if backend == "paddle" and args.device != "cpu":
+        raise ValueError(
+            f"--device {args.device} needs --backend torch; this example runs paddle on the CPU"
+        )
+    parl.set_seed(args.seed, backend=backend)
+    # The family's classes for the backend: parl_algos_pg (paddle) or parl_algos_pg.torch.
+    family = importlib.import_module(
+        "parl_algos_pg.torch" if backend == "torch" else "parl_algos_pg"
+    )
 
     envs = make_vector_env(lambda: make_env(args), args.num_envs)
     eval_envs = make_vector_env(lambda: make_env(args), args.eval_episodes)
@@ -146,12 +161,10 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
     obs_dim = int(np.prod(envs.single_observation_space.shape))
     if continuous:
         act_dim = int(np.prod(envs.single_action_space.shape))
-        model: parl.Model = ContinuousPPOModel(
-            obs_dim, act_dim, args.hidden_size, args.log_std_init
-        )
+        model = family.ContinuousPPOModel(obs_dim, act_dim, args.hidden_size, args.log_std_init)
     else:
-        model = DiscretePPOModel(obs_dim, int(envs.single_action_space.n), args.hidden_size)
-    algorithm: PPO = parl.algorithms.get("PPO")(
+        model = family.DiscretePPOModel(obs_dim, int(envs.single_action_space.n), args.hidden_size)
+    algorithm = parl.algorithms.get("PPO", backend=backend)(
         model,
         clip_param=args.clip_param,
         value_loss_coef=args.value_loss_coef,
@@ -162,7 +175,8 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
         continuous_action=continuous,
         target_kl=args.target_kl,
     )
-    agent = PPOAgent(algorithm, seed=args.seed)
+    on_device = {"device": args.device} if backend == "torch" else {}
+    agent = family.PPOAgent(algorithm, seed=args.seed, **on_device)
     tracker = EvalTracker(
         agent,
         eval_envs,

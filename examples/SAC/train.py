@@ -9,6 +9,9 @@ script with those flags). ``--help`` lists every flag.
 The agent acts in ``[-1, 1]``; ``parl.env.ActionMappingWrapper`` maps actions onto the
 environment's bounds. Transitions are stored with ``terminal = terminated``, so episodes cut by
 the time limit still bootstrap. Losses are read back from the device only when they are logged.
+
+``--backend torch`` trains SAC's torch classes (``parl_algos_ac.torch``; SAC is the one
+algorithm of this script on torch so far) with the same settings, ``--device cuda`` on a GPU.
 """
 
 from __future__ import annotations
@@ -36,8 +39,6 @@ from parl.utils import (
 import gymnasium as gym
 import numpy as np
 
-from parl_algos_ac import ContinuousAgent, DeterministicActorCritic, GaussianActorCritic
-
 
 @dataclasses.dataclass(frozen=True)
 class Args:
@@ -47,8 +48,12 @@ class Args:
     """Gymnasium id with flat Box observations and a bounded Box action space."""
     algo: Literal["SAC", "OAC", "TD3", "DDPG"] = "SAC"
     """Registry name of the algorithm."""
+    backend: Literal["paddle", "torch"] | None = None
+    """Framework: paddle or torch (SAC only); None: parl.get_backend()."""
+    device: str = "cpu"
+    """Where the torch backend trains: cpu, cuda or cuda:<index> (paddle: cpu only here)."""
     seed: int = 0
-    """Seeds paddle, numpy, the environment, the replay memory and exploration."""
+    """Seeds the framework, numpy, the environment, the replay memory and exploration."""
     total_steps: int = 10_000
     """Environment steps; one gradient step per step after learning_starts."""
     hidden_sizes: tuple[int, ...] = (256, 256)
@@ -90,23 +95,36 @@ def make_env(env_id: str) -> gym.Env:
     return gym.wrappers.RecordEpisodeStatistics(ActionMappingWrapper(gym.make(env_id)))
 
 
-def build_agent(args: Args, obs_dim: int, act_dim: int) -> ContinuousAgent:
+def build_agent(args: Args, obs_dim: int, act_dim: int, backend: str) -> Any:
     """The model and the algorithm, looked up by name in the registry."""
     options: dict[str, Any] = {"gamma": args.gamma, "tau": args.tau}
     options |= {"actor_lr": args.lr, "critic_lr": args.lr}
+    if backend == "torch":
+        from parl_algos_ac import torch as ac_torch
+
+        if args.algo != "SAC":
+            raise ValueError(
+                f"--algo {args.algo} runs on paddle only; on torch this script trains SAC"
+            )
+        network = ac_torch.GaussianActorCritic(obs_dim, act_dim, args.hidden_sizes, num_critics=2)
+        sac = parl.algorithms.get("SAC", backend="torch")(network, alpha="auto", **options)
+        return ac_torch.ContinuousAgent(sac, device=args.device)
+    # The paddle classes, imported here so that a torch-only install runs the torch branch.
+    from parl_algos_ac import ContinuousAgent, DeterministicActorCritic, GaussianActorCritic
+
     if args.algo in ("SAC", "OAC"):
-        model: parl.Model = GaussianActorCritic(obs_dim, act_dim, args.hidden_sizes, num_critics=2)
+        model: Any = GaussianActorCritic(obs_dim, act_dim, args.hidden_sizes, num_critics=2)
         options["alpha"] = "auto"
         if args.algo == "OAC":
             options |= {"beta": args.beta, "delta": args.delta}
     else:
         critics = 2 if args.algo == "TD3" else 1
         model = DeterministicActorCritic(obs_dim, act_dim, args.hidden_sizes, num_critics=critics)
-    algorithm = parl.algorithms.get(args.algo)(model, **options)
+    algorithm = parl.algorithms.get(args.algo, backend="paddle")(model, **options)
     return ContinuousAgent(algorithm, expl_noise=args.expl_noise, seed=args.seed)
 
 
-def loss_scalars(agent: ContinuousAgent, losses: Any) -> dict[str, float]:
+def loss_scalars(agent: Any, losses: Any) -> dict[str, float]:
     """The scalars to log from what ``learn`` returned (TD3 returns the critic loss only)."""
     if not isinstance(losses, tuple):
         return {"losses/critic_loss": float(losses)}
@@ -122,7 +140,12 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
     run_dir = Path(args.logdir or f"runs/{args.algo}_{args.env_id}_seed{args.seed}")
     save_config(args, run_dir)
     summary.set_logdir(run_dir)
-    parl.set_seed(args.seed)
+    backend = args.backend or parl.get_backend()
+    if backend == "paddle" and args.device != "cpu":
+        raise ValueError(
+            f"--device {args.device} needs --backend torch; this example runs paddle on the CPU"
+        )
+    parl.set_seed(args.seed, backend=backend)
 
     envs = make_vector_env(lambda: make_env(args.env_id), 1)
     obs_space, act_space = envs.single_observation_space, envs.single_action_space
@@ -132,7 +155,7 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
             "this example needs flat Box observations and Box actions"
         )
     obs_dim, act_dim = obs_space.shape[0], act_space.shape[0]
-    agent = build_agent(args, obs_dim, act_dim)
+    agent = build_agent(args, obs_dim, act_dim, backend)
     rpm = ReplayMemory(args.buffer_size, obs_dim=obs_dim, act_dim=act_dim, seed=args.seed)
     random_actions = np.random.default_rng(args.seed)
     tracker = EvalTracker(

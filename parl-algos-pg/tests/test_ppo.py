@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import copy
+import functools
+import importlib
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType, SimpleNamespace
+from typing import Any
 
 import parl
 from parl.core.errors import ModelContractError
@@ -260,27 +264,73 @@ def test_one_unbatched_observation_goes_to_the_model_as_it_is(continuous):
     assert all(np.isfinite(losses))
 
 
-class PPOTestAgent(parl.Agent):
-    """numpy in and out; learn takes a whole rollout and runs epochs of minibatches."""
+@functools.cache
+def torch_models() -> SimpleNamespace:
+    """The test models above on torch, with the same weight names (torch tests only)."""
+    from parl.core.torch import Model
 
-    def __init__(self, algorithm: PPO, seed: int) -> None:
-        super().__init__(algorithm)
-        self.rng = np.random.default_rng(seed)
+    import torch
 
-    checkpoint_state = ("rng",)
+    class TorchLinearDiscrete(Model):
+        def __init__(self, obs_dim: int = 3, act_dim: int = 2) -> None:
+            super().__init__()
+            self.pi = torch.nn.Linear(obs_dim, act_dim)
+            self.v = torch.nn.Linear(obs_dim, 1)
 
-    def predict(self, obs):
-        return self.alg.predict(obs).numpy()
+        def policy(self, obs):
+            return self.pi(obs)
 
-    def sample(self, obs):
-        value, action, logp, _ = self.alg.sample(obs)
-        return value.numpy(), action.numpy()[0], logp.numpy()[0]
+        def value(self, obs):
+            return self.v(obs)
 
-    def learn(self, obs, action, value, returns, logprob, adv):
-        return self.alg.learn_epochs(obs, action, value, returns, logprob, adv, 2, 2, rng=self.rng)
+    class TorchLinearGaussian(Model):
+        def __init__(self, obs_dim: int = 3, act_dim: int = 2) -> None:
+            super().__init__()
+            self.mu = torch.nn.Linear(obs_dim, act_dim)
+            self.v = torch.nn.Linear(obs_dim, 1)
+            self.log_std = torch.nn.Parameter(torch.zeros(1, act_dim))
+
+        def policy(self, obs):
+            mean = self.mu(obs)
+            return mean, torch.exp(self.log_std).expand_as(mean)
+
+        def value(self, obs):
+            return self.v(obs).squeeze(-1)
+
+    class TorchRowStdGaussian(TorchLinearGaussian):
+        def policy(self, obs):
+            return self.mu(obs), torch.exp(self.log_std)
+
+    class TorchWideStdGaussian(TorchLinearGaussian):
+        def policy(self, obs):
+            return self.mu(obs), torch.ones(3)
+
+    return SimpleNamespace(
+        LinearDiscrete=TorchLinearDiscrete,
+        LinearGaussian=TorchLinearGaussian,
+        RowStdGaussian=TorchRowStdGaussian,
+        WideStdGaussian=TorchWideStdGaussian,
+    )
 
 
-def _rollout_learn(agent: PPOTestAgent, envs, obs, steps: int) -> np.ndarray:
+def models(backend: str) -> SimpleNamespace:
+    """The test models of ``backend``."""
+    if backend == "torch":
+        return torch_models()
+    return SimpleNamespace(
+        LinearDiscrete=LinearDiscrete,
+        LinearGaussian=LinearGaussian,
+        RowStdGaussian=RowStdGaussian,
+        WideStdGaussian=WideStdGaussian,
+    )
+
+
+def family(backend: str) -> ModuleType:
+    """``parl_algos_pg`` or ``parl_algos_pg.torch``: the backend's PPO classes."""
+    return importlib.import_module("parl_algos_pg.torch" if backend == "torch" else "parl_algos_pg")
+
+
+def _rollout_learn(agent, envs, obs, steps: int) -> np.ndarray:
     """Collect ``steps`` vector steps, then learn; gamma = 0 so the advantage is r - V."""
     rows = []
     for _ in range(steps):
@@ -289,22 +339,27 @@ def _rollout_learn(agent: PPOTestAgent, envs, obs, steps: int) -> np.ndarray:
         rows.append((obs, action, value, logp, reward.astype(np.float32)))
         obs = next_obs
     b_obs, b_act, b_val, b_logp, b_rew = (np.concatenate(c) for c in zip(*rows, strict=True))
-    agent.learn(b_obs, b_act, b_val, b_rew, b_logp, b_rew - b_val)
+    agent.learn(b_obs, b_act, b_val, b_rew, b_logp, b_rew - b_val, 2, 2, None)
     return obs
 
 
 class PPOContract(AlgorithmContract):
-    algorithm_class = PPO
+    """The suite once per backend: the paddle PPO and the torch one (marker ``torch``)."""
+
+    algorithm_name = "PPO"
+    backends = ("paddle", "torch")
     iterations = 12
 
-    def make_model(self) -> parl.Model:
+    def make_model(self, models: SimpleNamespace) -> Any:
         raise NotImplementedError
 
     def make_agent(self, seed, **config):
-        parl.set_seed(seed)
+        parl.set_seed(seed, backend=self.backend)
         continuous = self.action_kind == "continuous"
         options = {"initial_lr": 0.02, "clip_param": 0.2, "continuous_action": continuous}
-        return PPOTestAgent(PPO(self.make_model(), **{**options, **config}), seed)
+        model = self.make_model(models(self.backend))
+        algorithm = self.algorithm_class(model, **{**options, **config})
+        return family(self.backend).PPOAgent(algorithm, seed)
 
     def explore(self, agent, obs):
         return agent.sample(obs)[1]
@@ -320,10 +375,16 @@ class PPOContract(AlgorithmContract):
         envs.close()
 
     def learn_batch(self, agent, rng):
-        obs = self._probe(8) + rng.normal(scale=0.1, size=self._probe(8).shape).astype(np.float32)
-        value, action, logp = agent.sample(obs.astype(np.float32))
-        returns = rng.normal(size=8).astype(np.float32)
-        return agent.learn(obs.astype(np.float32), action, value, returns, logp, returns - value)
+        """A rollout drawn from ``rng`` alone, so that both backends learn from the same one."""
+        obs = self._probe(8) + rng.normal(scale=0.1, size=self._probe(8).shape)
+        if self.action_kind == "continuous":
+            action = rng.uniform(-1.0, 1.0, size=(8, 1)).astype(np.float32)
+        else:
+            action = rng.integers(0, 4, size=8)
+        value, returns = rng.normal(size=(2, 8)).astype(np.float32)
+        logp = rng.normal(-1.0, 0.3, size=8).astype(np.float32)
+        obs = obs.astype(np.float32)
+        return agent.learn(obs, action, value, returns, logp, returns - value, 2, 2, None)
 
 
 class TestPPODiscreteContract(PPOContract):
@@ -331,13 +392,13 @@ class TestPPODiscreteContract(PPOContract):
     train_steps = 12
     short_train_steps = 2
 
-    def make_model(self):
-        return LinearDiscrete(4, 4)
+    def make_model(self, models):
+        return models.LinearDiscrete(4, 4)
 
     def bad_inputs(self, agent):
         obs = self._probe(5)
         actions = np.zeros(5, dtype=np.int64)
-        alg = agent.alg
+        alg, PPO, m = agent.alg, self.algorithm_class, models(self.backend)
         yield from (
             BadInput(
                 "advantages of another batch size",
@@ -379,13 +440,13 @@ class TestPPODiscreteContract(PPOContract):
             ),
             BadInput(
                 "a Gaussian model under a discrete PPO",
-                lambda: PPO(LinearGaussian(4, 2)).sample(obs),
+                lambda: PPO(m.LinearGaussian(4, 2)).sample(obs),
                 TypeError,
                 "must return logits",
             ),
             BadInput(
                 "clip_param out of range",
-                lambda: PPO(LinearDiscrete(4, 4), clip_param=1.5),
+                lambda: PPO(m.LinearDiscrete(4, 4), clip_param=1.5),
                 pydantic.ValidationError,
                 "clip_param",
             ),
@@ -398,11 +459,12 @@ class TestPPOContinuousContract(PPOContract):
     train_steps = 25
     short_train_steps = 2
 
-    def make_model(self):
-        return RowStdGaussian(1, 1)
+    def make_model(self, models):
+        return models.RowStdGaussian(1, 1)
 
     def bad_inputs(self, agent):
         obs = self._probe(5)
+        PPO, m = self.algorithm_class, models(self.backend)
         yield from (
             BadInput(
                 "integer actions for a continuous PPO",
@@ -422,13 +484,13 @@ class TestPPOContinuousContract(PPOContract):
             ),
             BadInput(
                 "a std that does not broadcast against the mean",
-                lambda: PPO(WideStdGaussian(1, 1), continuous_action=True).sample(obs),
+                lambda: PPO(m.WideStdGaussian(1, 1), continuous_action=True).sample(obs),
                 ValueError,
                 r"mean \[5, 1\] and std \[3\], which do not broadcast",
             ),
             BadInput(
                 "a logits model under a continuous PPO",
-                lambda: PPO(LinearDiscrete(1, 2), continuous_action=True).predict(obs),
+                lambda: PPO(m.LinearDiscrete(1, 2), continuous_action=True).predict(obs),
                 TypeError,
                 r"must return \(mean, std\)",
             ),

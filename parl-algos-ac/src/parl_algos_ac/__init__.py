@@ -4,24 +4,35 @@ and the offline CQL and IQL.
 Users normally reach the algorithms through the registry::
 
     import parl
-    SAC = parl.algorithms.get("SAC")
+    SAC = parl.algorithms.get("SAC")  # the selected backend's (parl.get_backend())
+
+The paddle classes are here, SAC on torch in :mod:`parl_algos_ac.torch` (same name, same
+:class:`SACConfig`); both load on first use, so either framework alone is enough.
 """
 
-from parl_algos_ac.a2c import A2C, A2CConfig
-from parl_algos_ac.agent import A2CAgent, ContinuousAgent
-from parl_algos_ac.cql import CQL, CQLConfig
-from parl_algos_ac.ddpg import DDPG, DDPGConfig
-from parl_algos_ac.iql import IQL, IQLConfig
-from parl_algos_ac.models import (
-    DeterministicActorCritic,
-    DiscreteActorCritic,
-    EnsembleMLP,
-    GaussianActorCritic,
-    GaussianActorCriticValue,
-)
-from parl_algos_ac.oac import OAC, OACConfig
-from parl_algos_ac.sac import SAC, SACConfig
-from parl_algos_ac.td3 import TD3, TD3Config
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from parl_algos_ac.config import DDPGConfig, SACConfig
+
+if TYPE_CHECKING:
+    from parl_algos_ac.a2c import A2C, A2CConfig
+    from parl_algos_ac.agent import A2CAgent, ContinuousAgent
+    from parl_algos_ac.cql import CQL, CQLConfig
+    from parl_algos_ac.ddpg import DDPG
+    from parl_algos_ac.iql import IQL, IQLConfig
+    from parl_algos_ac.models import (
+        DeterministicActorCritic,
+        DiscreteActorCritic,
+        EnsembleMLP,
+        GaussianActorCritic,
+        GaussianActorCriticValue,
+    )
+    from parl_algos_ac.oac import OAC, OACConfig
+    from parl_algos_ac.sac import SAC
+    from parl_algos_ac.td3 import TD3, TD3Config
 
 __all__ = [
     "A2C",
@@ -46,3 +57,33 @@ __all__ = [
     "SACConfig",
     "TD3Config",
 ]
+
+_LAZY = {
+    "A2C": "parl_algos_ac.a2c",
+    "A2CConfig": "parl_algos_ac.a2c",
+    "A2CAgent": "parl_algos_ac.agent",
+    "ContinuousAgent": "parl_algos_ac.agent",
+    "CQL": "parl_algos_ac.cql",
+    "CQLConfig": "parl_algos_ac.cql",
+    "DDPG": "parl_algos_ac.ddpg",
+    "IQL": "parl_algos_ac.iql",
+    "IQLConfig": "parl_algos_ac.iql",
+    "DeterministicActorCritic": "parl_algos_ac.models",
+    "DiscreteActorCritic": "parl_algos_ac.models",
+    "EnsembleMLP": "parl_algos_ac.models",
+    "GaussianActorCritic": "parl_algos_ac.models",
+    "GaussianActorCriticValue": "parl_algos_ac.models",
+    "OAC": "parl_algos_ac.oac",
+    "OACConfig": "parl_algos_ac.oac",
+    "SAC": "parl_algos_ac.sac",
+    "TD3": "parl_algos_ac.td3",
+    "TD3Config": "parl_algos_ac.td3",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'parl_algos_ac' has no attribute {name!r}")

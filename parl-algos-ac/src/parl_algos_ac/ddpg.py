@@ -20,31 +20,16 @@ from parl.core.batch import (
     to_tensor,
 )
 from parl.core.config import AlgorithmConfig
+from parl.core.paddle import Algorithm
 from parl.core.target import make_target, update_target
 
-import numpy as np
 import paddle
-from pydantic import Field, PositiveFloat
+
+from parl_algos_ac.config import DDPGConfig, check_unit_actions, q_shape_message
 
 __all__ = ["DDPG", "DDPGConfig"]
 
 _Batch = tuple[paddle.Tensor, paddle.Tensor, paddle.Tensor, paddle.Tensor, paddle.Tensor]
-
-
-class DDPGConfig(AlgorithmConfig):
-    """Hyperparameters of :class:`DDPG` (PARL's names; defaults of PARL's examples)."""
-
-    gamma: float = Field(0.99, gt=0.0, le=1.0)
-    """Discount factor of future rewards, in (0, 1]."""
-
-    tau: float = Field(0.005, gt=0.0, le=1.0)
-    """Rate of the soft target update ``target = (1 - tau)·target + tau·model``."""
-
-    actor_lr: PositiveFloat = 1e-3
-    """Learning rate of the actor's Adam optimizer."""
-
-    critic_lr: PositiveFloat = 1e-3
-    """Learning rate of the critic's Adam optimizer."""
 
 
 def _stack_q(q: Any, batch: int, where: str) -> paddle.Tensor:
@@ -63,10 +48,7 @@ def _stack_q(q: Any, batch: int, where: str) -> paddle.Tensor:
         if q.ndim == 2 and q.shape[1] == batch:
             return q
     shape = list(q.shape) if isinstance(q, paddle.Tensor) else type(q).__name__
-    raise ValueError(
-        f"{where}: model.value(obs, act) must return Q values [{batch}], [{batch}, 1], a tuple "
-        f"of those or [num_critics, {batch}], got {shape}"
-    )
+    raise ValueError(q_shape_message(where, batch, shape))
 
 
 def _minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.Tensor) -> paddle.Tensor:
@@ -77,7 +59,7 @@ def _minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.Tensor) -> pad
     return loss.detach()
 
 
-class DDPG(parl.Algorithm):
+class DDPG(Algorithm):
     """Deep Deterministic Policy Gradient, DDPG (Lillicrap et al., ICLR 2016).
 
     Paper: "Continuous control with deep reinforcement learning", arXiv:1509.02971.
@@ -292,15 +274,7 @@ class DDPG(parl.Algorithm):
             )
         if not isinstance(action, paddle.Tensor):
             # A host-side check costs nothing here; a tensor's would wait for the device.
-            array = np.asarray(action)
-            if array.size and np.issubdtype(array.dtype, np.floating):
-                low, high = float(array.min()), float(array.max())
-                if low < -1.0 or high > 1.0:
-                    raise ValueError(
-                        f"{where}: actions must lie in [-1, 1], got values in [{low:.3g}, "
-                        f"{high:.3g}]; store the agent's actions before ActionMappingWrapper "
-                        "maps them onto the environment's bounds"
-                    )
+            check_unit_actions(action, where)
         batch = obs.shape[0]
         hint = f"{type(self).__name__} learns continuous actions [B, act_dim] in [-1, 1]"
         return (

@@ -12,34 +12,11 @@ from parl.core.config import AlgorithmConfig
 from parl.core.distributions import TanhGaussian
 
 import paddle
-from pydantic import Field, PositiveFloat
 
-from parl_algos_ac.ddpg import DDPG, DDPGConfig, _minimize
+from parl_algos_ac.config import SACConfig
+from parl_algos_ac.ddpg import DDPG, _minimize
 
 __all__ = ["SAC", "SACConfig", "TanhGaussianActing"]
-
-
-class SACConfig(DDPGConfig):
-    """Hyperparameters of :class:`SAC`: PARL's, plus automatic entropy tuning."""
-
-    actor_lr: float = Field(3e-4, gt=0.0)
-    """Learning rate of the actor's Adam optimizer."""
-
-    critic_lr: float = Field(3e-4, gt=0.0)
-    """Learning rate of the critics' Adam optimizer."""
-
-    alpha: PositiveFloat | Literal["auto"] = 0.2
-    """Entropy temperature α; ``"auto"`` learns it so that the policy's entropy tracks
-    ``target_entropy`` (PARL 2.x had only a fixed α)."""
-
-    initial_alpha: PositiveFloat = 1.0
-    """The starting α with ``alpha="auto"``."""
-
-    alpha_lr: PositiveFloat | None = None
-    """Learning rate of α's Adam optimizer with ``alpha="auto"``; None uses ``actor_lr``."""
-
-    target_entropy: float | None = None
-    """The entropy α is tuned towards; None means ``-act_dim`` (Haarnoja et al.'s heuristic)."""
 
 
 class TanhGaussianActing(DDPG):

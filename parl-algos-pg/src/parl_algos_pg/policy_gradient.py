@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-import parl
 from parl.core.batch import (
     as_batch_actions,
     as_batch_obs,
@@ -15,6 +14,7 @@ from parl.core.batch import (
 )
 from parl.core.config import AlgorithmConfig
 from parl.core.distributions import Categorical
+from parl.core.paddle import Algorithm, Model
 
 import paddle
 from pydantic import PositiveFloat
@@ -34,7 +34,7 @@ class PolicyGradientConfig(AlgorithmConfig):
     """What the model's ``forward`` returns: action probabilities (PARL) or logits (more stable)."""
 
 
-class PolicyGradient(parl.Algorithm):
+class PolicyGradient(Algorithm):
     """REINFORCE, the Monte-Carlo policy gradient (Williams, 1992).
 
     "Simple statistical gradient-following algorithms for connectionist reinforcement
@@ -64,11 +64,11 @@ class PolicyGradient(parl.Algorithm):
     Config = PolicyGradientConfig
     required_model_methods = ("forward",)
     config: PolicyGradientConfig
-    model: parl.Model
+    model: Model
 
     def __init__(
         self,
-        model: parl.Model,
+        model: Model,
         lr: float | None = None,
         *,
         config: PolicyGradientConfig | Mapping[str, Any] | None = None,

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
-import parl
 from parl.core.batch import (
     as_batch_actions,
     as_batch_continuous_actions,
@@ -16,14 +14,31 @@ from parl.core.batch import (
     is_integer,
     to_tensor,
 )
-from parl.core.config import UNSET, AlgorithmConfig
+from parl.core.config import UNSET
 from parl.core.distributions import Categorical, DiagGaussian, Distribution
 from parl.core.optim import clip_grad_norm_
+from parl.core.paddle import Algorithm, Model
 from parl.core.validation import positive_int
 
 import numpy as np
 import paddle
-from pydantic import Field, NonNegativeFloat, PositiveFloat
+
+from parl_algos_pg.ppo_config import (
+    ADV_EPS,
+    CONTINUOUS_HINT,
+    DISCRETE_HINT,
+    PPOConfig,
+    PPOStats,
+    batch_shape_message,
+    check_lr,
+    check_minibatches,
+    fractional_action_message,
+    not_logits_message,
+    not_mean_std_message,
+    std_mismatch_message,
+    value_shape_message,
+    width_mismatch_message,
+)
 
 __all__ = ["PPO", "PPOConfig", "PPOStats"]
 
@@ -31,63 +46,6 @@ __all__ = ["PPO", "PPOConfig", "PPOStats"]
 _Batch = tuple[
     paddle.Tensor, paddle.Tensor, paddle.Tensor, paddle.Tensor, paddle.Tensor, paddle.Tensor
 ]
-
-_ADV_EPS = 1e-8
-
-
-class PPOConfig(AlgorithmConfig):
-    """Hyperparameters of :class:`PPO` (PARL's names and defaults)."""
-
-    clip_param: float = Field(0.1, gt=0.0, le=1.0)
-    """Clip range ε of the probability ratio (and of the value change when clipping it)."""
-
-    value_loss_coef: NonNegativeFloat = 0.5
-    """Weight of the value loss in the total loss."""
-
-    entropy_coef: NonNegativeFloat = 0.01
-    """Weight of the entropy bonus (subtracted from the loss)."""
-
-    initial_lr: PositiveFloat = 2.5e-4
-    """Learning rate of Adam until ``learn(..., lr=...)`` sets another."""
-
-    eps: PositiveFloat = 1e-5
-    """Adam's epsilon."""
-
-    max_grad_norm: PositiveFloat | None = 0.5
-    """Gradients are rescaled so that their global L2 norm is at most this; None: no clipping."""
-
-    use_clipped_value_loss: bool = True
-    """Clip the value prediction to ``old_value ± clip_param`` in the value loss, as PPO2."""
-
-    norm_adv: bool = True
-    """Normalise advantages to zero mean and unit variance within each minibatch."""
-
-    continuous_action: bool = False
-    """Gaussian policy over a Box action space instead of a categorical one."""
-
-    target_kl: PositiveFloat | None = None
-    """``learn_epochs`` stops after the epoch whose mean ``approx_kl`` exceeds this; None: never."""
-
-
-class PPOStats(NamedTuple):
-    """What :meth:`PPO.learn_epochs` reports: means over the gradient steps it took."""
-
-    value_loss: float
-    """The value loss."""
-    action_loss: float
-    """The clipped surrogate loss."""
-    entropy: float
-    """The mean policy entropy."""
-    approx_kl: float
-    """``mean((ratio - 1) - log ratio)``: an unbiased, non-negative estimate of
-    KL(old policy ‖ new policy) on the minibatch (Schulman's k3 estimator, as CleanRL)."""
-    clip_fraction: float
-    """The fraction of samples whose probability ratio left ``[1 - ε, 1 + ε]``."""
-    explained_variance: float
-    """``1 - Var(returns - old values) / Var(returns)`` of the rollout: 1 is a perfect value
-    function, 0 no better than a constant, nan when the returns do not vary."""
-    epochs: int
-    """Epochs run: fewer than asked when ``target_kl`` stopped the loop."""
 
 
 def _whole_number_actions(
@@ -105,10 +63,7 @@ def _whole_number_actions(
         fractional = paddle.logical_or(values != values.round(), ~paddle.isfinite(values))
         if bool(fractional.any()):
             bad = values.flatten()[paddle.nonzero(fractional.flatten()).flatten()[0]].item()
-            raise ValueError(
-                f"{where}: discrete actions must be whole numbers, got {bad!r} in a float "
-                f"batch; pass the sampled action indices (ints, or floats such as 3.0); {hint}"
-            )
+            raise ValueError(fractional_action_message(where, bad, hint))
         action = values.astype("int64")
     return as_batch_actions(action, batch, where, hint)
 
@@ -124,19 +79,12 @@ class _DiscreteActions:
 
     def distribution(self, out: Any, where: str) -> Categorical:
         if isinstance(out, (tuple, list)):
-            raise TypeError(
-                f"{where}: with continuous_action=False, model.policy must return logits, got a "
-                f"{type(out).__name__} of {len(out)}; pass continuous_action=True for a "
-                "Gaussian policy returning (mean, std)"
-            )
+            raise TypeError(not_logits_message(where, out))
         return Categorical(out)
 
     # learn() converts actions with this, adding the hint to a wrong-dtype error.
     convert = staticmethod(_whole_number_actions)
-    hint = (
-        "this PPO has continuous_action=False; build it with continuous_action=True for a Box "
-        "action space, or cast discrete actions with .astype('int64')"
-    )
+    hint = DISCRETE_HINT
 
     def width(self, dist: Distribution) -> int:
         """The number of actions of the model's policy."""
@@ -153,26 +101,15 @@ class _ContinuousActions:
 
     def distribution(self, out: Any, where: str) -> DiagGaussian:
         if not (isinstance(out, (tuple, list)) and len(out) == 2):
-            raise TypeError(
-                f"{where}: with continuous_action=True, model.policy must return "
-                f"(mean, std), got {type(out).__name__}; return logits only with "
-                "continuous_action=False"
-            )
+            raise TypeError(not_mean_std_message(where, out))
         mean, std = out
         try:
             return DiagGaussian(mean, std)
         except ValueError as exc:
-            raise ValueError(
-                f"{where}: model.policy returned mean {list(mean.shape)} and std "
-                f"{list(std.shape)}, which do not broadcast (std may be [act_dim], "
-                "[1, act_dim] or the mean's shape)"
-            ) from exc
+            raise ValueError(std_mismatch_message(where, mean.shape, std.shape)) from exc
 
     convert = staticmethod(as_batch_continuous_actions)
-    hint = (
-        "this PPO has continuous_action=True and needs float actions [B, act_dim]; build it "
-        "with continuous_action=False for a Discrete action space"
-    )
+    hint = CONTINUOUS_HINT
 
     def width(self, dist: Distribution) -> int:
         """The action dimension of the model's policy."""
@@ -181,10 +118,7 @@ class _ContinuousActions:
 
     def check_fits(self, width: int, given: Any, action: paddle.Tensor, where: str) -> None:
         if action.shape[1] != width:
-            raise ValueError(
-                f"{where}: actions have {action.shape[1]} dimensions but model.policy "
-                f"returns a {width}-dimensional mean"
-            )
+            raise ValueError(width_mismatch_message(where, action.shape[1], width))
 
 
 def _squeeze_value(value: paddle.Tensor) -> paddle.Tensor:
@@ -192,7 +126,7 @@ def _squeeze_value(value: paddle.Tensor) -> paddle.Tensor:
     return value.squeeze(-1) if value.ndim >= 2 and value.shape[-1] == 1 else value
 
 
-class PPO(parl.Algorithm):
+class PPO(Algorithm):
     """Proximal Policy Optimization with a clipped surrogate objective (Schulman et al., 2017).
 
     "Proximal Policy Optimization Algorithms", arXiv:1707.06347. One :meth:`learn` call is one
@@ -249,11 +183,11 @@ class PPO(parl.Algorithm):
     Config = PPOConfig
     required_model_methods = ("policy", "value")
     config: PPOConfig
-    model: parl.Model
+    model: Model
 
     def __init__(
         self,
-        model: parl.Model,
+        model: Model,
         clip_param: float | None = None,
         value_loss_coef: float | None = None,
         entropy_coef: float | None = None,
@@ -299,19 +233,13 @@ class PPO(parl.Algorithm):
     def _distribution(self, obs: paddle.Tensor, where: str, batch: int | None = None) -> Any:
         dist = self._actions.distribution(self.model.policy(obs), where)
         if batch is not None and list(dist.batch_shape) != [batch]:
-            raise ValueError(
-                f"{where}: model.policy gives one action distribution per entry of "
-                f"{list(dist.batch_shape)}, expected [{batch}] for {batch} observations"
-            )
+            raise ValueError(batch_shape_message(where, dist.batch_shape, batch))
         return dist
 
     def _value(self, obs: paddle.Tensor, where: str) -> paddle.Tensor:
         value = _squeeze_value(self.model.value(obs))
         if value.ndim != 1 or value.shape[0] != obs.shape[0]:
-            raise ValueError(
-                f"{where}: model.value returned {list(value.shape)}, expected [{obs.shape[0]}] "
-                f"or [{obs.shape[0]}, 1]"
-            )
+            raise ValueError(value_shape_message(where, value.shape, obs.shape[0]))
         return value
 
     # -- acting ---------------------------------------------------------------------------
@@ -371,7 +299,7 @@ class PPO(parl.Algorithm):
             # Unbiased std written out: paddle.std promotes dtypes internally and warns.
             centered = adv - adv.mean()
             std = (centered.square().sum() / (adv.shape[0] - 1)).sqrt()
-            adv = centered / (std + _ADV_EPS)
+            adv = centered / (std + ADV_EPS)
         log_ratio = logp - old_logp
         ratio = paddle.exp(log_ratio)
         surr1 = ratio * adv
@@ -434,15 +362,9 @@ class PPO(parl.Algorithm):
 
     def _set_lr(self, lr: float | None) -> None:
         """PARL's ``if lr: set_lr(lr)``: ``None`` and ``0`` keep the current rate."""
-        if lr is None:
-            return
-        if isinstance(lr, bool) or not isinstance(lr, numbers.Real) or not lr >= 0:
-            raise ValueError(
-                f"lr must be a non-negative number or None, got {lr!r} (None and 0 keep the "
-                "optimizer's current rate)"
-            )
-        if lr > 0:
-            self.optimizer.set_lr(float(lr))
+        rate = check_lr(lr)
+        if rate is not None:
+            self.optimizer.set_lr(rate)
 
     def learn(
         self,
@@ -523,12 +445,7 @@ class PPO(parl.Algorithm):
         tensors = self._prepare(
             batch_obs, batch_action, batch_value, batch_return, batch_logprob, batch_adv, where
         )
-        batch = tensors[0].shape[0]
-        if batch % num_minibatches:
-            raise ValueError(
-                f"{where}: the rollout has {batch} samples, which does not split into "
-                f"{num_minibatches} equal minibatches; pick num_minibatches dividing {batch}"
-            )
+        check_minibatches(tensors[0].shape[0], num_minibatches, where)
         explained = _explained_variance(tensors[2], tensors[3])
         rng = rng if rng is not None else np.random.default_rng()
         steps: list[paddle.Tensor] = []

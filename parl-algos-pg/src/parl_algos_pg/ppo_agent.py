@@ -2,21 +2,22 @@
 
 from __future__ import annotations
 
-import parl
+from parl.core.paddle import Agent, Algorithm
 
 import numpy as np
 import paddle
 
-from parl_algos_pg.ppo import PPO, PPOStats
+from parl_algos_pg.ppo import PPO
+from parl_algos_pg.ppo_acting import PPOActing
 
 __all__ = ["PPOAgent"]
 
 
-class PPOAgent(parl.Agent):
+class PPOAgent(PPOActing, Agent):
     """Numpy-facing agent for a :class:`PPO` algorithm acting on ``N`` environments at once.
 
-    Each method makes one batched call into the algorithm and one transfer back, so the cost
-    of paddle's dygraph dispatch is paid once per vector step, not once per environment.
+    The acting and learning are :class:`~parl_algos_pg.ppo_acting.PPOActing`'s (shared with
+    the torch agent); this class converts with paddle.
 
     Args:
         algorithm: a ``PPO`` instance.
@@ -32,47 +33,15 @@ class PPOAgent(parl.Agent):
 
     alg: PPO
 
-    def __init__(self, algorithm: parl.Algorithm, seed: int | None = None) -> None:
+    def __init__(self, algorithm: Algorithm, seed: int | None = None) -> None:
         if not isinstance(algorithm, PPO):
             raise TypeError(f"PPOAgent needs a PPO algorithm, got {type(algorithm).__name__}")
         super().__init__(algorithm)
-        self.rng = np.random.default_rng(seed)
+        self._setup_acting(seed)
 
-    def sample(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Return ``(value [N], action, log_prob [N])`` drawn from the policy at ``obs [N, ...]``.
+    def _tensor(self, obs: np.ndarray) -> paddle.Tensor:
+        return paddle.to_tensor(obs, dtype="float32")
 
-        ``PPO.sample`` returns PARL's leading axis of one draw on actions and log-probs (taken
-        off here) and the entropy, which the rollout does not need.
-        """
-        value, action, logp, _ = self.alg.sample(paddle.to_tensor(obs, dtype="float32"))
-        return value.numpy(), action.numpy()[0], logp.numpy()[0]
-
-    def predict(self, obs: np.ndarray) -> np.ndarray:
-        """Return greedy actions for ``obs [N, ...]``."""
-        return self.alg.predict(paddle.to_tensor(obs, dtype="float32")).numpy()
-
-    def value(self, obs: np.ndarray) -> np.ndarray:
-        """Return state values ``[N]``."""
-        return self.alg.value(paddle.to_tensor(obs, dtype="float32")).numpy()
-
-    def learn(
-        self,
-        obs: np.ndarray,
-        action: np.ndarray,
-        value: np.ndarray,
-        returns: np.ndarray,
-        logprob: np.ndarray,
-        adv: np.ndarray,
-        epochs: int,
-        num_minibatches: int,
-        lr: float,
-    ) -> PPOStats:
-        """Run ``epochs`` × ``num_minibatches`` PPO steps on a flattened rollout.
-
-        Returns:
-            The means of the losses, ``approx_kl`` and ``clip_fraction``, the rollout's
-            explained variance and the epochs run (see :meth:`PPO.learn_epochs`).
-        """
-        return self.alg.learn_epochs(
-            obs, action, value, returns, logprob, adv, epochs, num_minibatches, lr=lr, rng=self.rng
-        )
+    def _array(self, tensor: paddle.Tensor) -> np.ndarray:
+        array: np.ndarray = tensor.numpy()
+        return array

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-import parl
+from parl.core.paddle import Model
 
 import paddle
 
@@ -35,7 +35,7 @@ def _mlp(in_dim: int, out_dim: int, hidden: int, head_gain: float) -> paddle.nn.
     )
 
 
-class DiscretePPOModel(parl.Model):
+class DiscretePPOModel(Model):
     """``policy(obs)`` → logits ``[B, act_dim]``; ``value(obs)`` → ``[B]``.
 
     Args:
@@ -62,7 +62,7 @@ class DiscretePPOModel(parl.Model):
         return self.actor(obs)
 
 
-class ContinuousPPOModel(parl.Model):
+class ContinuousPPOModel(Model):
     """``policy(obs)`` → ``(mean, std)`` with a state-independent ``log_std``; ``value(obs)``.
 
     Args:

@@ -26,21 +26,23 @@ from __future__ import annotations
 
 import abc
 import functools
-import math
+
+from parl.core.distribution_shapes import (
+    HALF_LOG_2PI,
+    LOG_2,
+    TANH_EPS,
+    check_actions_shape,
+    check_std_shape,
+    check_temperature,
+    no_rsample_message,
+    tanh_entropy_message,
+    wrong_kind_message,
+)
 
 import paddle
 import paddle.nn.functional as F
 
 __all__ = ["Categorical", "DiagGaussian", "Distribution", "GumbelSoftmax", "TanhGaussian"]
-
-_HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
-_LOG_2 = math.log(2.0)
-
-
-def _broadcasts_to(shape: list[int], target: list[int]) -> bool:
-    if len(shape) > len(target):
-        return False
-    return all(size in (1, want) for size, want in zip(shape[::-1], target[::-1], strict=False))
 
 
 class Distribution(abc.ABC):
@@ -55,10 +57,7 @@ class Distribution(abc.ABC):
 
     def rsample(self) -> paddle.Tensor:
         """Draw one action per batch entry so that gradients flow to the distribution's inputs."""
-        raise NotImplementedError(
-            f"{type(self).__name__} has no reparameterised sample; use sample() and a "
-            "score-function (log_prob) gradient"
-        )
+        raise NotImplementedError(no_rsample_message(type(self).__name__))
 
     @abc.abstractmethod
     def log_prob(self, value: paddle.Tensor) -> paddle.Tensor:
@@ -82,7 +81,7 @@ class Distribution(abc.ABC):
 
     def _same_kind(self, other: Distribution) -> None:
         if type(other) is not type(self):
-            raise TypeError(f"kl() needs another {type(self).__name__}, got {type(other).__name__}")
+            raise TypeError(wrong_kind_message(type(self).__name__, type(other).__name__))
 
 
 class Categorical(Distribution):
@@ -112,11 +111,7 @@ class Categorical(Distribution):
 
     def log_prob(self, value: paddle.Tensor) -> paddle.Tensor:
         """Log-probability of integer actions shaped ``[*batch]``."""
-        if list(value.shape) != self.batch_shape:
-            raise ValueError(
-                f"actions have shape {list(value.shape)}, expected the batch shape "
-                f"{self.batch_shape} of the logits {list(self.logits.shape)}"
-            )
+        check_actions_shape(value.shape, self.batch_shape, self.logits.shape)
         index = value.astype("int64").unsqueeze(-1)
         return paddle.take_along_axis(self.log_probs, index, axis=-1).squeeze(-1)
 
@@ -147,10 +142,9 @@ class GumbelSoftmax(Categorical):
     """
 
     def __init__(self, logits: paddle.Tensor, temperature: float = 1.0) -> None:
-        if not temperature > 0:
-            raise ValueError(f"GumbelSoftmax needs a temperature > 0, got {temperature}")
+        temperature = check_temperature(temperature)
         super().__init__(logits)
-        self.temperature = float(temperature)
+        self.temperature = temperature
 
     def rsample(self) -> paddle.Tensor:
         """A relaxed one-hot ``[*batch, n_actions]`` whose gradients reach the logits."""
@@ -184,11 +178,7 @@ class DiagGaussian(Distribution):
         while std.ndim > mean.ndim and std.shape[0] == 1:
             std = std.squeeze(0)
         shape = list(mean.shape)
-        if not _broadcasts_to(list(std.shape), shape):
-            raise ValueError(
-                f"DiagGaussian: std of shape {list(std.shape)} does not broadcast to the mean's "
-                f"shape {shape}"
-            )
+        check_std_shape(std.shape, shape)
         self.mean = mean
         self.std = std if list(std.shape) == shape else paddle.broadcast_to(std, shape)
         self.batch_shape = shape[:-1]
@@ -203,10 +193,10 @@ class DiagGaussian(Distribution):
 
     def log_prob(self, value: paddle.Tensor) -> paddle.Tensor:
         z = (value - self.mean) / self.std
-        return (-0.5 * z * z - self.std.log() - _HALF_LOG_2PI).sum(-1)
+        return (-0.5 * z * z - self.std.log() - HALF_LOG_2PI).sum(-1)
 
     def entropy(self) -> paddle.Tensor:
-        return (0.5 + _HALF_LOG_2PI + self.std.log()).sum(-1)
+        return (0.5 + HALF_LOG_2PI + self.std.log()).sum(-1)
 
     def kl(self, other: Distribution) -> paddle.Tensor:
         self._same_kind(other)
@@ -234,7 +224,7 @@ class TanhGaussian(Distribution):
     """
 
     # atanh is infinite at ±1; actions are pulled this far inside before inverting.
-    EPS = 1e-6
+    EPS = TANH_EPS
 
     def __init__(self, mean: paddle.Tensor, std: paddle.Tensor) -> None:
         self.base = DiagGaussian(mean, std)
@@ -246,7 +236,7 @@ class TanhGaussian(Distribution):
         return cls(mean, log_std.exp())
 
     def _log_prob_pre_squash(self, x: paddle.Tensor) -> paddle.Tensor:
-        log_det = 2.0 * (_LOG_2 - x - F.softplus(-2.0 * x))
+        log_det = 2.0 * (LOG_2 - x - F.softplus(-2.0 * x))
         return self.base.log_prob(x) - log_det.sum(-1)
 
     def rsample_with_log_prob(self) -> tuple[paddle.Tensor, paddle.Tensor]:
@@ -263,10 +253,7 @@ class TanhGaussian(Distribution):
         return self._log_prob_pre_squash(x)
 
     def entropy(self) -> paddle.Tensor:
-        raise NotImplementedError(
-            "a tanh-squashed Gaussian's entropy has no closed form; estimate it as "
-            "-log_prob of a sample (rsample_with_log_prob), as SAC does"
-        )
+        raise NotImplementedError(tanh_entropy_message())
 
     def kl(self, other: Distribution) -> paddle.Tensor:
         """``KL(self || other)``: that of the Gaussians, since ``tanh`` is a bijection."""
