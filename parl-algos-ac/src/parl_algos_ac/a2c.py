@@ -7,7 +7,6 @@ import numbers
 from collections.abc import Mapping
 from typing import Any
 
-import parl
 from parl.core.batch import (
     BatchLike,
     as_batch_actions,
@@ -19,6 +18,7 @@ from parl.core.batch import (
 from parl.core.config import AlgorithmConfig
 from parl.core.distributions import Categorical
 from parl.core.optim import clip_grad_norm_
+from parl.core.paddle import Algorithm, Model
 
 import paddle
 import paddle.nn.functional as F
@@ -60,7 +60,7 @@ def _entropy_coeff(value: Any) -> float:
     return float(value)
 
 
-class A2C(parl.Algorithm):
+class A2C(Algorithm):
     """Advantage Actor-Critic, A2C: the synchronous variant of A3C (Mnih et al., ICML 2016).
 
     Paper: "Asynchronous Methods for Deep Reinforcement Learning", arXiv:1602.01783.
@@ -91,12 +91,12 @@ class A2C(parl.Algorithm):
 
     Config = A2CConfig
     config: A2CConfig
-    model: parl.Model
+    model: Model
     required_model_methods = ("policy", "value", "policy_and_value")
 
     def __init__(
         self,
-        model: parl.Model,
+        model: Model,
         vf_loss_coeff: float | None = None,
         *,
         config: A2CConfig | Mapping[str, Any] | None = None,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import parl
+from parl.core.paddle import Agent
 
 import numpy as np
 import paddle
@@ -22,7 +22,7 @@ def _tensor(obs: ArrayLike) -> paddle.Tensor:
     return paddle.to_tensor(np.asarray(obs, dtype=np.float32))
 
 
-class ContinuousAgent(parl.Agent):
+class ContinuousAgent(Agent):
     """Acts and learns for DDPG, TD3, SAC and OAC on one observation or a batch of them.
 
     ``predict`` gives the greedy action; ``sample`` explores: OAC samples its optimistic
@@ -85,7 +85,7 @@ class ContinuousAgent(parl.Agent):
         return self.alg.learn(obs, action, reward, next_obs, terminal)
 
 
-class A2CAgent(parl.Agent):
+class A2CAgent(Agent):
     """Acts and learns for :class:`~parl_algos_ac.a2c.A2C` on batches of observations.
 
     Examples:

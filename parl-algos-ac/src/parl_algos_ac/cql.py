@@ -6,9 +6,9 @@ import math
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
-import parl
 from parl.core.batch import BatchLike
 from parl.core.config import AlgorithmConfig
+from parl.core.paddle import Model
 
 import paddle
 from pydantic import NonNegativeInt, PositiveFloat, PositiveInt
@@ -146,7 +146,7 @@ class CQL(SAC):
 
     def __init__(
         self,
-        model: parl.Model,
+        model: Model,
         gamma: float | None = None,
         tau: float | None = None,
         actor_lr: float | None = None,

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-import parl
 from parl.core.batch import (
     BatchLike,
     as_batch_continuous_actions,
@@ -20,7 +19,7 @@ from parl.core.batch import (
     to_tensor,
 )
 from parl.core.config import AlgorithmConfig
-from parl.core.paddle import Algorithm
+from parl.core.paddle import Algorithm, Model
 from parl.core.target import make_target, update_target
 
 import paddle
@@ -94,8 +93,8 @@ class DDPG(Algorithm):
 
     Config: ClassVar[type[AlgorithmConfig]] = DDPGConfig
     config: DDPGConfig
-    model: parl.Model
-    target_model: parl.Model
+    model: Model
+    target_model: Model
     required_model_methods: ClassVar[tuple[str, ...]] = (
         "policy",
         "value",
@@ -105,7 +104,7 @@ class DDPG(Algorithm):
 
     def __init__(
         self,
-        model: parl.Model,
+        model: Model,
         gamma: float | None = None,
         tau: float | None = None,
         actor_lr: float | None = None,
@@ -243,7 +242,7 @@ class DDPG(Algorithm):
     def _learn_actor(self, obs: paddle.Tensor) -> paddle.Tensor:
         return _minimize(self.actor_optimizer, self._actor_loss(obs))
 
-    def _q(self, model: parl.Model, obs: paddle.Tensor, action: paddle.Tensor) -> paddle.Tensor:
+    def _q(self, model: Model, obs: paddle.Tensor, action: paddle.Tensor) -> paddle.Tensor:
         """Every critic's Q values, ``[num_critics, B]``."""
         q = self._call(model.value, obs, action)
         return _stack_q(q, obs.shape[0], f"{type(self).__name__}.learn")

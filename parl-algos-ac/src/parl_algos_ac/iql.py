@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-import parl
 from parl.core.batch import BatchLike
 from parl.core.config import AlgorithmConfig
+from parl.core.paddle import Model
 
 import paddle
 from pydantic import Field, PositiveFloat
@@ -99,7 +99,7 @@ class IQL(TanhGaussianActing):
 
     def __init__(
         self,
-        model: parl.Model,
+        model: Model,
         gamma: float | None = None,
         tau: float | None = None,
         actor_lr: float | None = None,

@@ -16,7 +16,7 @@ import itertools
 import math
 from collections.abc import Sequence
 
-import parl
+from parl.core.paddle import Model
 from parl.core.validation import positive_int
 
 import paddle
@@ -95,7 +95,7 @@ class EnsembleMLP(paddle.nn.Layer):
         return x.squeeze(-1)
 
 
-class _ContinuousActorCritic(parl.Model):
+class _ContinuousActorCritic(Model):
     """An actor MLP and an ensemble of Q-networks over ``concat(obs, action)``."""
 
     def __init__(
@@ -222,7 +222,7 @@ class GaussianActorCriticValue(GaussianActorCritic):
         return self.state_value_net.parameters()
 
 
-class DiscreteActorCritic(parl.Model):
+class DiscreteActorCritic(Model):
     """A2C's model: a tanh trunk with a policy head (logits) and a value head.
 
     With ``shared=False`` the value head has a trunk of its own (as SB3's A2C and PPO

@@ -6,10 +6,10 @@ import math
 from collections.abc import Mapping
 from typing import Any, Literal
 
-import parl
 from parl.core.batch import BatchLike, to_tensor
 from parl.core.config import AlgorithmConfig
 from parl.core.distributions import DiagGaussian
+from parl.core.paddle import Model
 
 import paddle
 from pydantic import Field
@@ -78,7 +78,7 @@ class OAC(SAC):
 
     def __init__(
         self,
-        model: parl.Model,
+        model: Model,
         gamma: float | None = None,
         tau: float | None = None,
         alpha: float | Literal["auto"] | None = None,

@@ -6,10 +6,10 @@ import math
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
-import parl
 from parl.core.batch import BatchLike, to_tensor
 from parl.core.config import AlgorithmConfig
 from parl.core.distributions import TanhGaussian
+from parl.core.paddle import Model
 
 import paddle
 
@@ -84,7 +84,7 @@ class SAC(TanhGaussianActing):
 
     def __init__(
         self,
-        model: parl.Model,
+        model: Model,
         gamma: float | None = None,
         tau: float | None = None,
         alpha: float | Literal["auto"] | None = None,

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import parl
 from parl.core.batch import BatchLike
 from parl.core.config import AlgorithmConfig
+from parl.core.paddle import Model
 
 import paddle
 from pydantic import Field, NonNegativeFloat, PositiveInt
@@ -61,7 +61,7 @@ class TD3(DDPG):
 
     def __init__(
         self,
-        model: parl.Model,
+        model: Model,
         gamma: float | None = None,
         tau: float | None = None,
         actor_lr: float | None = None,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 __all__ = ["BatchChecks"]
 
@@ -28,8 +28,12 @@ def _refuse_dtype(wrong: bool, action: Any, what: str, where: str, hint: str) ->
         raise TypeError(f"{where}: {what}, got dtype {dtype}; {hint}")
 
 
+TensorT = TypeVar("TensorT")
+"""The backend's tensor type (what its ``to_tensor`` returns)."""
+
+
 @dataclass(frozen=True)
-class BatchChecks:
+class BatchChecks(Generic[TensorT]):
     """Batch conversion and checks over one backend's ``to_tensor(value, dtype)``.
 
     Attributes:
@@ -38,12 +42,12 @@ class BatchChecks:
         is_integer: whether a tensor or array-like holds integers.
     """
 
-    to_tensor: Callable[[Any, str], Any]
+    to_tensor: Callable[[Any, str], TensorT]
     is_integer: Callable[[Any], bool]
 
-    def as_batch_obs(self, obs: Any, where: str, name: str = "obs") -> Any:
+    def as_batch_obs(self, obs: Any, where: str, name: str = "obs") -> TensorT:
         """Return a float32 ``[B, ...]`` observation batch; a single 1-D observation is refused."""
-        tensor = self.to_tensor(obs, "float32")
+        tensor: Any = self.to_tensor(obs, "float32")
         if tensor.ndim < 2:
             raise ValueError(
                 f"{where}: {name} must be a batch shaped [B, obs_dim], got shape "
@@ -53,9 +57,9 @@ class BatchChecks:
 
     def as_batch_vector(
         self, value: Any, batch: int, name: str, where: str, dtype: str = "float32"
-    ) -> Any:
+    ) -> TensorT:
         """Return a ``[B]`` tensor of ``dtype`` from a ``[B]`` or ``[B, 1]`` input."""
-        tensor = self.to_tensor(value, dtype)
+        tensor: Any = self.to_tensor(value, dtype)
         vector = tensor.squeeze(-1) if tensor.ndim == 2 and tensor.shape[1] == 1 else tensor
         _expect(
             vector.ndim == 1 and vector.shape[0] == batch,
@@ -70,7 +74,7 @@ class BatchChecks:
         batch: int,
         where: str,
         hint: str = "cast them, e.g. action.astype('int64')",
-    ) -> Any:
+    ) -> TensorT:
         """Return int64 ``[B]`` discrete actions from a ``[B]`` or ``[B, 1]`` integer input.
 
         Args:
@@ -82,7 +86,7 @@ class BatchChecks:
 
     def as_batch_continuous_actions(
         self, action: Any, batch: int, where: str, hint: str = "pass float actions [B, act_dim]"
-    ) -> Any:
+    ) -> TensorT:
         """Return float32 ``[B, act_dim]`` continuous actions; ``[B]`` is read as ``[B, 1]``.
 
         Args:
@@ -90,7 +94,7 @@ class BatchChecks:
         """
         wrong = self.is_integer(action)
         _refuse_dtype(wrong, action, "continuous actions must be floats", where, hint)
-        tensor = self.to_tensor(action, "float32")
+        tensor: Any = self.to_tensor(action, "float32")
         matrix = tensor.unsqueeze(-1) if tensor.ndim == 1 else tensor
         _expect(
             matrix.ndim == 2 and matrix.shape[0] == batch,
