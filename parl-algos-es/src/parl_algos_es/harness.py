@@ -281,17 +281,18 @@ class EvolutionHarness:
             cpu_num = None if self.address else self.num_actors
             parl.connect(self.address, self.distributed_files, cpu_num=cpu_num)
             self._connected = True
+        # Create every missing actor first, then wait for them: they start side by side.
+        created = {}
         for slot in range(self.num_actors):
             if slot not in self._actors:
-                self._spawn(slot, deadline)
-
-    def _spawn(self, slot: int, deadline: float) -> None:
-        seed = self.seed + 1000 * (slot + 1) + self.replaced
-        actor = _RemoteEvaluationActor(self.make_agent, self.make_env, self.episodes, seed)
-        self.actor_pids[slot] = self._get(actor.pid(), deadline, "starting an actor")
-        self._check_actor_agent(self._get(actor.describe(), deadline, "starting an actor"))
-        self._actors[slot] = actor
-        self._briefed[slot] = -1
+                seed = self.seed + 1000 * (slot + 1) + self.replaced
+                actor = _RemoteEvaluationActor(self.make_agent, self.make_env, self.episodes, seed)
+                created[slot] = (actor, actor.pid(), actor.describe())
+        for slot, (actor, pid, description) in created.items():
+            self.actor_pids[slot] = self._get(pid, deadline, "starting an actor")
+            self._check_actor_agent(self._get(description, deadline, "starting an actor"))
+            self._actors[slot] = actor
+            self._briefed[slot] = -1
 
     def _check_actor_agent(self, actors: dict[str, Any]) -> None:
         learner = describe(self.agent)
