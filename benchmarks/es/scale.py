@@ -11,10 +11,11 @@ on purpose: ES over the 20 parameters of a linear policy on ``parl.testing.Ident
 out and collecting batches, telling.
 
 Per configuration, over ``--generations`` generations after a warm-up one (which starts the
-actors): the generation's wall time; the actors' own work, i.e. the time one pair's episodes take in
-one process (``num_actors=0``, measured here) times the pairs, divided by the cores that can run
-them at once (``min(actors, cores)``); the overhead, the difference; the learner's RSS after the
-run and its peak. Results go to ``benchmarks/es/scale.md``.
+actors): the generation's wall time; the busiest actor's own work, the time it spent on its
+batch by its own clock (``GenerationResult.actor_s``: from receiving the call to answering, so
+it includes waiting for a core); the overhead, the difference: what the harness adds beyond
+that actor's work (broadcasting, handing out, collecting, asking and telling); the learner's RSS
+after the run and its peak. Results go to ``benchmarks/es/scale.md``.
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ def run(actors: int, generations: int, address: str | None) -> dict[str, float]:
     return {
         "wall_ms": 1000 * wall_s,
         "learner_ms": 1000 * sum(r.learner_s for r in results) / generations,
-        "evaluation_ms": 1000 * sum(r.wall_s - r.learner_s for r in results) / generations,
+        "actor_ms": 1000 * sum(r.actor_s for r in results) / generations,
         "contributors": len(set().union(*(r.contributors for r in results))),
         "job_rss_mib": max((rss for rss, _ in jobs), default=0.0),
         "job_uss_mib": max((uss for _, uss in jobs), default=0.0),
@@ -92,11 +93,10 @@ def main() -> None:
     options = parser.parse_args()
     cores = os.cpu_count() or 1
     rows, notes = [], []
-    # One pair evaluated in this process: the actors' own work per pair, without the cluster.
-    local = run(0, options.generations, None)
+    local = run(0, options.generations, None)  # the same ES in one process
     notes.append(
-        f"- the learner alone: {local['learner_rss_mib']:.0f} MiB RSS; one pair's episodes in "
-        f"one process: {local['evaluation_ms']:.1f} ms"
+        f"- in one process (no cluster): {local['wall_ms']:.1f} ms a generation of one pair, "
+        f"{local['learner_rss_mib']:.0f} MiB RSS"
     )
     with xparl_cluster(cpu_num=max(options.actors)) as cluster:
         one = run(1, 1, cluster.address)
@@ -114,7 +114,7 @@ def main() -> None:
                 notes.append(f"- {actors} actors: not run, {fit} fit in memory")
                 continue
             r = run(actors, options.generations, cluster.address)
-            own = local["evaluation_ms"] * actors / min(actors, cores)
+            own = r["actor_ms"]
             rows.append(
                 [
                     actors,
@@ -134,7 +134,7 @@ def main() -> None:
             "actors",
             "actors that answered",
             "generation ms",
-            "actors' own work ms",
+            "busiest actor's own work ms",
             "overhead ms",
             "learner ms (ask, tell)",
             "largest job RSS / USS MiB",
@@ -148,7 +148,8 @@ def main() -> None:
         header("ES harness on one machine's xparl cluster: 16 to 64 actors")
         + f"- ES over LinearModel(4, 4) (20 parameters) on IdentityEnv (10-step episodes), one "
         f"antithetic pair per actor and generation, {options.generations} generations after a "
-        f"warm-up one; {cores} cores\n" + "\n".join(notes) + "\n\n" + table + "\n"
+        f"warm-up one; {cores} cores shared with other jobs (load average "
+        f"{os.getloadavg()[0]:.1f} at the end)\n" + "\n".join(notes) + "\n\n" + table + "\n"
     )
     print(f"wrote {out}")
 

@@ -114,7 +114,9 @@ def test_local_evaluation_learns_the_identity_task():
     assert before == 0.0 and after >= 0.8, f"accuracy {before} → {after}"
     assert results[-1].stats["reward_mean"] > 2 * results[0].stats["reward_mean"]
     assert results[-1].env_steps == 16 * 20
-    assert 0 < results[-1].learner_s < results[-1].wall_s
+    last = results[-1]
+    assert 0 < last.learner_s < last.wall_s and 0 < last.actor_s < last.wall_s
+    assert last.learner_s + last.actor_s <= last.wall_s
 
 
 def test_actors_must_build_the_learners_agent():
@@ -220,6 +222,7 @@ def test_the_harness_runs_on_a_local_ray(monkeypatch):
         pids = list(harness.actor_pids.values())
         assert len(set(pids)) == 2 and os.getpid() not in pids
         assert set().union(*(r.contributors for r in results)) == set(pids)
+        assert all(0 < r.actor_s < r.wall_s for r in results)
         np.testing.assert_array_equal(harness.agent.alg.flat.get(), local.agent.alg.flat.get())
         assert [r.stats for r in results] == [r.stats for r in local_results]
         harness.close()
