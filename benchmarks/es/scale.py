@@ -37,6 +37,7 @@ import psutil
 from benchmarks._report import header, markdown_table
 from benchmarks.es.cluster import xparl_cluster
 from parl_algos_es import ES, ESAgent, EvolutionHarness
+from parl_algos_es.harness import GenerationTimeoutError
 
 HERE = Path(__file__).resolve().parent
 MIB = 2**20
@@ -56,15 +57,20 @@ def memory_mib(pid: int) -> tuple[float, float]:
     return info.rss / MIB, info.uss / MIB
 
 
-def run(actors: int, generations: int, address: str | None) -> dict[str, float]:
-    """Generations of one pair per actor; their mean wall time and the learner's memory."""
+def run(
+    actors: int, generations: int, address: str | None, start_s: float = 600.0
+) -> dict[str, float]:
+    """Generations of one pair per actor; their mean wall time and the learner's memory.
+    ``start_s`` bounds the first generation, which starts the actors."""
     parl.set_seed(0)
     factory = partial(make_agent, 2 * max(actors, 1))
     harness = EvolutionHarness(
-        factory(), factory, MAKE_ENV, num_actors=actors, records_per_call=2, address=address
-    )
+        factory(), factory, MAKE_ENV, num_actors=actors, records_per_call=2, address=address,
+        generation_timeout_s=start_s,
+    )  # fmt: skip
     try:
         harness.run_generation()  # starts the actors
+        harness.timeout_s = 60.0
         jobs = [memory_mib(pid) for pid in harness.actor_pids.values()]
         start = time.perf_counter()
         results = [harness.run_generation() for _ in range(generations)]
@@ -90,6 +96,7 @@ def main() -> None:
     parser.add_argument("--actors", nargs="+", type=int, default=[16, 32, 64])
     parser.add_argument("--generations", type=int, default=20)
     parser.add_argument("--reserve-gib", type=float, default=6.0)
+    parser.add_argument("--start-timeout-s", type=float, default=1800.0)
     options = parser.parse_args()
     cores = os.cpu_count() or 1
     rows, notes = [], []
@@ -113,7 +120,11 @@ def main() -> None:
             if actors > fit:
                 notes.append(f"- {actors} actors: not run, {fit} fit in memory")
                 continue
-            r = run(actors, options.generations, cluster.address)
+            try:
+                r = run(actors, options.generations, cluster.address, options.start_timeout_s)
+            except GenerationTimeoutError as error:
+                notes.append(f"- {actors} actors: not measured, {error}")
+                continue
             own = r["actor_ms"]
             rows.append(
                 [
