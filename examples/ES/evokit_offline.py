@@ -13,16 +13,20 @@ later reads the logs and publishes the next model. Here each stage is one run of
     done
 
 - ``init`` writes generation 0 (``model.ckpt``: the policy; ``solver.safetensors``: the
-  optimizer or CMA state and the sampling generator, :meth:`ESAgent.save_solver`) under
+  optimizer or CMA state, the sampling generator and, with ``--normalize-observations``, the
+  observation statistics, :meth:`ESAgent.save_solver`) under
   ``<workdir>/generations/0000/``, then ``<workdir>/latest.json``, and ``config.yaml``.
 - ``sample`` loads the latest generation, draws ``population_size`` candidates with
   :meth:`ESAgent.add_noise`, plays one episode with each and writes one JSON line per
   candidate, ``{"record": {"key": …, "sign": …, "generation": …}, "reward": …}``, to
-  ``<workdir>/samples/<generation>-<name>.jsonl`` (written whole, then renamed into place).
+  ``<workdir>/samples/<generation>-<name>.jsonl`` (written whole, then renamed into place);
+  with ``--normalize-observations`` a last line, ``{"observations": {"mean": …, "var": …,
+  "count": …}}``, summarises the observations its candidates saw.
 - ``update`` loads the same generation, draws its candidates again from the saved generator
   (CMA-ES tells its samples, so it needs them; the logged records must be exactly these),
-  reads every log of the generation, calls :meth:`ESAgent.update` and writes the next
-  generation; ``latest.json`` moves last, so a reader never sees half a generation.
+  reads every log of the generation, merges the samplers' observation statistics, calls
+  :meth:`ESAgent.update` and writes the next generation; ``latest.json`` moves last, so a
+  reader never sees half a generation.
 
 Every file is written atomically; loading runs no code (safetensors and JSON) and checks the
 model's layout and the algorithm before changing anything. ``--help`` lists every flag.
@@ -39,10 +43,12 @@ import parl
 from parl.core.files import atomic_write
 from parl.utils import evaluate, make_vector_env, parse_args, save_config
 
+import numpy as np
 from train import build_agent, env_spaces
 
 from parl_algos_es import ESAgent, SamplingRecord
 from parl_algos_es.harness import episode_seed
+from parl_algos_es.obs_stats import ObservationMoments
 
 LATEST = "latest.json"
 MODEL_FILE = "model.ckpt"
@@ -82,14 +88,16 @@ class Args:
     """GA: the best candidates that breed the next generation."""
     hidden_sizes: tuple[int, ...] = ()
     """Widths of the policy's tanh hidden layers; () is a linear policy."""
+    normalize_observations: bool = False
+    """Normalise observations with running statistics: samplers log what they saw, the
+    update merges it, the solver file carries it."""
     eval_episodes: int = 5
     """update: episodes of the new unperturbed policy to report (0: none)."""
 
 
 def make_agent(args: Args) -> ESAgent:
-    """The agent of every stage, as ``examples/ES/train.py`` builds it (no observation
-    normalisation: the generation files hold the policy and the solver only)."""
-    return build_agent(args, env_spaces(args.env_id), normalize=False)
+    """The agent of every stage, as ``examples/ES/train.py`` builds it."""
+    return build_agent(args, env_spaces(args.env_id), normalize=args.normalize_observations)
 
 
 def generation_dir(workdir: Path, generation: int) -> Path:
@@ -121,9 +129,12 @@ def load(agent: ESAgent, workdir: Path, generation: int) -> None:
     agent.load_solver(directory / SOLVER_FILE)
 
 
-def read_logs(workdir: Path, generation: int) -> tuple[list[SamplingRecord], list[float]]:
-    """Every ``(record, reward)`` line the samplers logged for ``generation``."""
-    records, rewards = [], []
+def read_logs(
+    workdir: Path, generation: int
+) -> tuple[list[SamplingRecord], list[float], list[ObservationMoments]]:
+    """Every ``(record, reward)`` line the samplers logged for ``generation``, and their
+    observation statistics (the ``{"observations": …}`` lines)."""
+    records, rewards, moments = [], [], []
     logs = sorted((workdir / "samples").glob(f"{generation:04d}-*.jsonl"))
     if not logs:
         raise SystemExit(f"no sample logs of generation {generation} in {workdir / 'samples'}")
@@ -131,14 +142,20 @@ def read_logs(workdir: Path, generation: int) -> tuple[list[SamplingRecord], lis
         for number, line in enumerate(log.read_text().splitlines(), start=1):
             try:
                 entry = json.loads(line)
+                if "observations" in entry:
+                    seen = entry["observations"]
+                    mean, var = np.array(seen["mean"], float), np.array(seen["var"], float)
+                    moments.append(ObservationMoments(mean, var, float(seen["count"])))
+                    continue
                 records.append(SamplingRecord.from_dict(entry["record"]))
                 rewards.append(float(entry["reward"]))
             except (ValueError, TypeError, KeyError) as error:
                 raise ValueError(
                     f'{log}:{number}: expected a line {{"record": {{...}}, "reward": '
-                    f"number}}, got {line!r} ({error})"
+                    f'number}} or {{"observations": {{"mean": [...], "var": [...], "count": '
+                    f"number}}}}, got {line!r} ({error})"
                 ) from error
-    return records, rewards
+    return records, rewards, moments
 
 
 def sample(args: Args, workdir: Path) -> Path:
@@ -153,6 +170,10 @@ def sample(args: Args, workdir: Path) -> Path:
         reward = evaluate(envs, agent.predict, 1, seed=seed).mean_return
         lines.append(json.dumps({"record": record.to_dict(), "reward": reward}) + "\n")
     envs.close()
+    if agent.new_obs_stats is not None:  # what the candidates saw, for the update to merge
+        seen = agent.take_observation_moments()
+        summary = {"mean": seen.mean.tolist(), "var": seen.var.tolist(), "count": seen.count}
+        lines.append(json.dumps({"observations": summary}) + "\n")
     log = workdir / "samples" / f"{generation:04d}-{args.sampler}.jsonl"
     with atomic_write(log) as handle:
         handle.write("".join(lines).encode())
@@ -164,13 +185,21 @@ def update(args: Args, workdir: Path) -> dict[str, float]:
     agent, generation = make_agent(args), latest_generation(workdir)
     load(agent, workdir, generation)
     drawn = agent.alg.ask()  # the sampler's candidates again, from the saved generator
-    records, rewards = read_logs(workdir, generation)
+    records, rewards, moments = read_logs(workdir, generation)
     if sorted(records, key=repr) != sorted(drawn, key=repr):
         raise ValueError(
             f"the logs of generation {generation} hold {len(records)} records that are not the "
             f"{len(drawn)} this generation draws; were they sampled with other settings "
             "(population_size, seed) or by several samplers of one generator?"
         )
+    if bool(moments) != (agent.obs_stats is not None):
+        raise ValueError(
+            f"the logs of generation {generation} hold {len(moments)} observation summaries, "
+            f"but this update {'does' if agent.obs_stats else 'does not'} normalise "
+            "observations; sample and update with the same --normalize-observations"
+        )
+    if moments:  # statistics are fixed within a generation: merging first changes no return
+        agent.merge_observation_moments(moments)
     stats = agent.update(records, rewards)
     publish(agent, workdir, generation + 1)
     if args.eval_episodes:

@@ -60,7 +60,8 @@ class Args:
     optimizer: Literal["sgd", "momentum", "adam"] = "adam"
     """ES: the optimizer over the flat parameters."""
     noise_table_size: int = 25_000_000
-    """ES: numbers in the shared noise table (float32), built once in every process."""
+    """ES: numbers in the shared noise table (float32), built once per machine (1M or more)
+    or per process."""
     parents: int = 5
     """GA: the best candidates that breed the next generation."""
     hidden_sizes: tuple[int, ...] = ()

@@ -232,3 +232,98 @@ def test_cmaes_solver_of_another_population_is_refused(tmp_path):
     agent = ESAgent(CMAES(LinearModel(3, 2), population_size=8))
     with pytest.raises(CheckpointError, match=r"solver array 'population' is float64 \(6, 8\)"):
         agent.load_solver(tmp_path / "cma.solver")
+
+
+# -- observation statistics in solver files --------------------------------------------------
+
+
+def normalising_agent(seed=0, shape=(3,)):
+    parl.set_seed(seed)
+    es = ES(LinearModel(shape[0], 2), seed=seed, noise_table_size=5_000, population_size=2)
+    return ESAgent(es, observation_shape=shape, normalize_observations=True)
+
+
+def trained_normalising_agent(seed=0):
+    agent = normalising_agent(seed)
+    records = [agent.add_noise(), agent.add_noise()]
+    agent.predict(np.random.default_rng(seed).normal(3.0, 2.0, size=(10, 3)))
+    agent.update(records, [0.0, 1.0])
+    return agent
+
+
+def test_solver_file_carries_the_observation_statistics(tmp_path):
+    first = trained_normalising_agent()
+    first.save_solver(tmp_path / "es.solver")
+    first.save(tmp_path / "es.model")
+    second = normalising_agent(seed=1)
+    second.add_noise()
+    second.predict(np.full((5, 3), 100.0))  # counted under noise: forgotten by the load
+    second.load_solver(tmp_path / "es.solver")
+    second.restore(tmp_path / "es.model")
+    assert second.obs_count == first.obs_count == 10
+    np.testing.assert_array_equal(second.obs_mean, first.obs_mean)
+    np.testing.assert_array_equal(second.obs_var, first.obs_var)
+    assert second.new_obs_stats.count == 0 and second.record is None
+    probe = np.random.default_rng(1).normal(3.0, 2.0, size=(4, 3)).astype(np.float32)
+    np.testing.assert_array_equal(second.predict(probe), first.predict(probe))
+    for agent in (first, second):  # and the next generation is the same on both
+        records = [agent.add_noise(), agent.add_noise()]
+        agent.predict(probe)
+        agent.update(records, [1.0, 0.0])
+    np.testing.assert_array_equal(second.obs_mean, first.obs_mean)
+    np.testing.assert_array_equal(second.alg.flat.get(), first.alg.flat.get())
+
+
+def _rewritten(path, target, edit):
+    """Copy a solver file to ``target`` with ``edit(tensors, metadata)`` applied."""
+    from parl.core.tensor_files import read_tensor_file, write_tensor_file
+
+    loaded = read_tensor_file(path)
+    tensors, metadata = dict(loaded.tensors), dict(loaded.metadata)
+    edit(tensors, metadata)
+    write_tensor_file(target, tensors, metadata)
+
+
+def test_solver_observation_statistics_must_fit_the_agent(tmp_path):
+    trained_normalising_agent().save_solver(tmp_path / "normalising.solver")
+    es_agent().save_solver(tmp_path / "plain.solver")
+    good = tmp_path / "normalising.solver"
+    _rewritten(
+        good,
+        tmp_path / "wide.solver",
+        lambda t, m: t.update({f"observations/{k}": np.zeros(4) for k in ("mean", "var")}),
+    )
+    _rewritten(
+        good,
+        tmp_path / "negative-var.solver",
+        lambda t, m: t.__setitem__("observations/var", -t["observations/var"]),
+    )
+    _rewritten(
+        good,
+        tmp_path / "nan-count.solver",
+        lambda t, m: m.__setitem__("observations", {"count": float("nan")}),
+    )
+    _rewritten(good, tmp_path / "no-count.solver", lambda t, m: m.__setitem__("observations", None))
+    _rewritten(
+        good,
+        tmp_path / "float32.solver",
+        lambda t, m: t.__setitem__("observations/mean", t["observations/mean"].astype(np.float32)),
+    )
+    cases = [
+        ("plain.solver", "holds no observation statistics but this agent normalises"),
+        ("wide.solver", r"of shape \(3,\) and a count, got \{'mean': 'float64 \(4,\)'"),
+        ("negative-var.solver", "var >= 0"),
+        ("nan-count.solver", r"count must be a finite number >= 0 \(got nan\)"),
+        ("no-count.solver", r"expected float64 mean and var of shape \(3,\) and a count"),
+        ("float32.solver", r"got \{'mean': 'float32 \(3,\)'"),
+    ]
+    agent = trained_normalising_agent(seed=2)
+    before = (agent.obs_mean, agent.obs_var, agent.obs_count, agent.alg.solver_state()[1])
+    for name, match in cases:
+        with pytest.raises(CheckpointError, match=match):
+            agent.load_solver(tmp_path / name)
+        np.testing.assert_array_equal(agent.obs_mean, before[0])
+        np.testing.assert_array_equal(agent.obs_var, before[1])
+        assert (agent.obs_count, agent.alg.solver_state()[1]) == before[2:]
+    with pytest.raises(CheckpointError, match="this agent does not normalise observations"):
+        es_agent().load_solver(good)

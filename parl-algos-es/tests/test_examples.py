@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+from parl.core.errors import CheckpointError
 from parl.utils import evaluate, make_vector_env
 
 import numpy as np
@@ -37,7 +38,7 @@ def offline(monkeypatch) -> ModuleType:
         sys.modules.pop(name, None)
 
 
-def stage_args(offline: ModuleType, workdir: Path, algo: str, stage: str):
+def stage_args(offline: ModuleType, workdir: Path, algo: str, stage: str, **extra):
     options = {
         "ES": {"noise_table_size": 10_000},
         "CMAES": {"noise_stdev": 0.5},
@@ -50,6 +51,7 @@ def stage_args(offline: ModuleType, workdir: Path, algo: str, stage: str):
         population_size=6,
         eval_episodes=0,
         **options,
+        **extra,
     )
 
 
@@ -59,8 +61,8 @@ def test_offline_update_uses_exactly_the_logged_rewards(offline, tmp_path, algo)
         offline.main(stage_args(offline, tmp_path, algo, stage))
     args = stage_args(offline, tmp_path, algo, "update")
     assert offline.latest_generation(tmp_path) == 1
-    records, rewards = offline.read_logs(tmp_path, 0)
-    assert len(records) == 6
+    records, rewards, moments = offline.read_logs(tmp_path, 0)
+    assert len(records) == 6 and moments == []
 
     # The logged reward is the candidate's: replay the first one from generation 0's files.
     replay = offline.make_agent(args)
@@ -95,6 +97,50 @@ def test_offline_update_refuses_logs_of_other_candidates(offline, tmp_path) -> N
     log.write_text('{"record": {"key": 1}, "reward": 1.0}\n')
     with pytest.raises(ValueError, match=r"0000-sampler0.jsonl:1: expected a line"):
         offline.main(stage_args(offline, tmp_path, "ES", "update"))
+    assert offline.latest_generation(tmp_path) == 0
+
+
+def test_offline_workflow_carries_observation_statistics(offline, tmp_path) -> None:
+    def args(stage, normalize=True):
+        return stage_args(offline, tmp_path, "ES", stage, normalize_observations=normalize)
+
+    for stage in ("init", "sample", "update"):
+        offline.main(args(stage))
+    records, _, moments = offline.read_logs(tmp_path, 0)
+    assert len(moments) == 1 and moments[0].count > 0
+
+    # The sampler's statistics are those of the observations of the logged candidates' episodes.
+    replay = offline.make_agent(args("update"))
+    offline.load(replay, tmp_path, 0)
+    assert replay.obs_count == 0
+    envs = make_vector_env("CartPole-v1", 1)
+    for record in records:
+        replay.perturb(record)
+        evaluate(envs, replay.predict, 1, seed=episode_seed(0, 0, record))
+    seen = replay.take_observation_moments()
+    assert seen.count == moments[0].count
+    np.testing.assert_allclose(seen.mean, moments[0].mean, rtol=1e-12)
+
+    # Generation 1 holds them (from its solver file), the next sampler normalises with them.
+    published = offline.make_agent(args("update"))
+    offline.load(published, tmp_path, 1)
+    assert published.obs_count == seen.count
+    np.testing.assert_allclose(published.obs_var, seen.var, rtol=1e-12)
+    offline.main(args("sample"))
+    assert offline.read_logs(tmp_path, 1)[2][0].count > 0
+
+    with pytest.raises(CheckpointError, match="does not normalise observations"):
+        offline.main(args("update", normalize=False))
+    assert offline.latest_generation(tmp_path) == 1
+
+
+def test_offline_update_refuses_mixed_normalisation_settings(offline, tmp_path) -> None:
+    offline.main(stage_args(offline, tmp_path, "ES", "init", normalize_observations=True))
+    offline.main(stage_args(offline, tmp_path, "ES", "sample", normalize_observations=True))
+    log = next((tmp_path / "samples").glob("0000-*.jsonl"))
+    log.write_text("".join(log.read_text().splitlines(keepends=True)[:-1]))  # no summary
+    with pytest.raises(ValueError, match="hold 0 observation summaries, but this update does"):
+        offline.main(stage_args(offline, tmp_path, "ES", "update", normalize_observations=True))
     assert offline.latest_generation(tmp_path) == 0
 
 

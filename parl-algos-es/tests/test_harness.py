@@ -7,6 +7,7 @@ import signal
 import sys
 import threading
 import time
+from functools import partial
 from pathlib import Path
 
 import parl
@@ -113,7 +114,9 @@ def test_local_evaluation_learns_the_identity_task():
     assert before == 0.0 and after >= 0.8, f"accuracy {before} → {after}"
     assert results[-1].stats["reward_mean"] > 2 * results[0].stats["reward_mean"]
     assert results[-1].env_steps == 16 * 20
-    assert 0 < results[-1].learner_s < results[-1].wall_s
+    last = results[-1]
+    assert 0 < last.learner_s < last.wall_s and 0 < last.actor_s < last.wall_s
+    assert last.learner_s + last.actor_s <= last.wall_s
 
 
 def test_actors_must_build_the_learners_agent():
@@ -200,3 +203,30 @@ def test_cmaes_candidates_travel_to_the_actors_and_a_stalled_generation_times_ou
     pids = list(harness.actor_pids.values())
     harness.close()
     wait_for(lambda: gone(pids), 20, "the released actors' processes to exit")
+
+
+@pytest.mark.slow
+def test_the_harness_runs_on_a_local_ray(monkeypatch):
+    monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
+    ray = pytest.importorskip("ray", reason="the Ray backend's tests need parl-remote[ray]")
+    make_env = partial(IdentityEnv, 4, episode_length=10)
+    local, local_results = trained(make_es_agent, make_env, num_actors=0)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        parl.set_seed(0)
+        harness = EvolutionHarness(
+            make_es_agent(), make_es_agent, make_env, num_actors=2, address="ray",
+            generation_timeout_s=120,
+        )  # fmt: skip
+        results = harness.train(GENERATIONS)
+        pids = list(harness.actor_pids.values())
+        assert len(set(pids)) == 2 and os.getpid() not in pids
+        assert set().union(*(r.contributors for r in results)) == set(pids)
+        assert all(0 < r.actor_s < r.wall_s for r in results)
+        np.testing.assert_array_equal(harness.agent.alg.flat.get(), local.agent.alg.flat.get())
+        assert [r.stats for r in results] == [r.stats for r in local_results]
+        harness.close()
+        wait_for(lambda: gone(pids), 30, "the released Ray actors' processes to exit")
+    finally:
+        parl.remote.disconnect()
+        ray.shutdown()

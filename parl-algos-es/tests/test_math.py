@@ -14,6 +14,7 @@ from parl_algos_es import (
     SGD,
     Adam,
     Momentum,
+    ObservationMoments,
     ObservationStats,
     SamplingRecord,
     centered_ranks,
@@ -134,6 +135,26 @@ def test_normalize_floors_the_std_and_starts_as_identity():
     np.testing.assert_allclose(stats.normalize([[9.0, 9.0]]), [[1.0, 1.0]])
     with pytest.raises(ValueError, match=r"must end in shape \(2,\)"):
         stats.update(np.zeros((3, 5)))
+
+
+@pytest.mark.parametrize(
+    ("mean", "var", "count", "match"),
+    [
+        ([0.0, np.nan], [1.0, 1.0], 3.0, "must be finite"),
+        ([0.0, 0.0], [1.0, -1.0], 3.0, "var must be >= 0"),
+        ([0.0, 0.0], [1.0, 1.0], -1.0, "count must be a finite number >= 0"),
+        ([0.0], [1.0], 3.0, r"shape \(1,\) cannot merge into statistics of shape \(2,\)"),
+    ],
+)
+def test_bad_moments_are_refused_and_change_nothing(mean, var, count, match):
+    stats = ObservationStats((2,))
+    stats.update(np.array([[1.0, 2.0], [3.0, 5.0]]))
+    before = stats.moments()
+    with pytest.raises(ValueError, match=match):
+        stats.merge(ObservationMoments(np.array(mean), np.array(var), count))
+    after = stats.moments()
+    assert after.count == before.count
+    np.testing.assert_array_equal(after.var, before.var)
 
 
 # -- the ES step -----------------------------------------------------------------------------

@@ -1,15 +1,22 @@
-"""The shared noise table: the same numbers in every process, indices checked."""
+"""The shared noise table: the same numbers in every process, one copy per machine for large
+tables (and never a damaged one), indices checked."""
 
 from __future__ import annotations
 
 import hashlib
+import os
+import stat
 import subprocess
 import sys
+from pathlib import Path
+
+from parl.remote.testing import wait_for
 
 import numpy as np
 import pytest
 
-from parl_algos_es import SharedNoiseTable, shared_noise_table
+from parl_algos_es import SharedNoiseTable, noise, shared_noise_table
+from parl_algos_es.noise import MACHINE_SHARE_MIN
 
 DIGEST = (
     "import hashlib, sys; from parl_algos_es import shared_noise_table; "
@@ -82,3 +89,65 @@ def test_check_indices_names_the_first_bad_one():
         table.check_indices(np.array([0, 5000, 7000]), 10)
     with pytest.raises(TypeError, match="must be integers"):
         table.check_indices(np.array([0.5]), 10)
+
+
+# -- one table per machine ---------------------------------------------------------------------
+
+HOLD = (
+    "import sys; from parl_algos_es import shared_noise_table; "
+    "t = shared_noise_table(int(sys.argv[1]), int(sys.argv[2])); "
+    "print(t.segment or 'private', flush=True); sys.stdin.read()"
+)
+
+
+def _unique_seed() -> int:
+    return 10_000 + os.getpid()  # no other test run on this machine uses the same segment
+
+
+def test_a_large_table_is_created_once_per_machine_and_cleaned_up():
+    size, seed = MACHINE_SHARE_MIN + 3, _unique_seed()
+    creator = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(size), str(seed)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        name = creator.stdout.readline().strip()
+        assert name.startswith("parl_es_noise_"), name
+        segment = Path("/dev/shm") / name
+        assert stat.S_IMODE(segment.stat().st_mode) == 0o600
+        attached = SharedNoiseTable(size, seed, machine=True)
+        assert attached.segment == name
+        private = SharedNoiseTable(size, seed)
+        assert private.segment is None
+        np.testing.assert_array_equal(attached.noise, private.noise)
+        assert not attached.noise.flags.writeable
+        creator.stdin.close()  # the creator exits and unlinks the name; the mapping stays
+        assert creator.wait(timeout=60) == 0
+        wait_for(lambda: not segment.exists(), 10, "the creator's segment to be unlinked")
+        np.testing.assert_array_equal(attached.get(size - 10, 10), private.noise[-10:])
+    finally:
+        creator.kill()
+        creator.wait(timeout=60)
+
+
+@pytest.mark.parametrize("damage", ["numbers", "never ready", "other size"])
+def test_a_damaged_segment_is_not_used(monkeypatch, damage):
+    size, seed = MACHINE_SHARE_MIN, _unique_seed()
+    monkeypatch.setattr(noise, "ATTACH_TIMEOUT_S", 0.2)
+    made = noise._create_segment(size, seed)
+    assert made is not None
+    numbers, segment = made
+    try:
+        if damage == "numbers":
+            numbers[123] += 1.0
+        elif damage == "never ready":
+            segment.buf[noise._HEADER.size - 1] = 0
+        else:
+            segment.buf[8:16] = (size + 1).to_bytes(8, "little")
+        table = SharedNoiseTable(size, seed, machine=True)
+        assert table.segment is None, "a damaged segment was used"
+        np.testing.assert_array_equal(table.noise, SharedNoiseTable(size, seed).noise)
+    finally:
+        del made, numbers
+        segment.close()
+        segment.unlink()

@@ -26,8 +26,10 @@ from parl_algos_es.records import SamplingRecord
 __all__ = ["SOLVER_FORMAT", "ESAgent"]
 
 SOLVER_FORMAT = "parl_algos_es.solver"
-_SOLVER_VERSION = 1
+_SOLVER_VERSION = 2
+"""1: the search state; 2: and the observation statistics of a normalising agent."""
 _ARRAY_PREFIX = "solver/"
+_OBS_PREFIX = "observations/"
 
 
 class ESAgent(parl.Agent):
@@ -227,9 +229,18 @@ class ESAgent(parl.Agent):
 
     def save_solver(self, path: str | os.PathLike[str]) -> None:
         """Save the search state (optimizer moments, CMA state or GA population, and the
-        sampling generator) atomically to a safetensors file; the model is saved by
-        :meth:`save`."""
+        sampling generator) and, when the agent normalises observations, the normalising
+        statistics, atomically to a safetensors file; the model is saved by :meth:`save`.
+
+        Observations counted under noise and not yet merged by :meth:`update` are not saved.
+        """
         arrays, scalars = self.alg.solver_state()
+        tensors = {_ARRAY_PREFIX + k: v for k, v in arrays.items()}
+        observations = None
+        if self.obs_stats is not None:
+            moments = self.obs_stats.moments()
+            tensors |= {_OBS_PREFIX + "mean": moments.mean, _OBS_PREFIX + "var": moments.var}
+            observations = {"count": moments.count}
         metadata = {
             "format": SOLVER_FORMAT,
             "version": _SOLVER_VERSION,
@@ -238,16 +249,18 @@ class ESAgent(parl.Agent):
             "config": self.alg.config.model_dump(mode="json"),
             "scalars": scalars,
             "rng": capture_bit_generator_state(self.alg.rng),
+            "observations": observations,
         }
-        write_tensor_file(path, {_ARRAY_PREFIX + k: v for k, v in arrays.items()}, metadata)
+        write_tensor_file(path, tensors, metadata)
 
     def load_solver(self, path: str | os.PathLike[str]) -> None:
         """Load a file written by :meth:`save_solver`, checking all of it before applying it.
 
         Raises:
             CheckpointError: the file is missing, truncated, not a solver file, of a newer
-                version, from another algorithm or another model, or any entry does not fit;
-                nothing is changed then.
+                version, from another algorithm or another model, has observation statistics
+                where this agent keeps none or lacks them where it does, or any entry does not
+                fit; nothing is changed then.
         """
         where = repr(str(path))
         loaded = read_tensor_file(path)
@@ -279,8 +292,14 @@ class ESAgent(parl.Agent):
             for k, v in loaded.tensors.items()
             if k.startswith(_ARRAY_PREFIX)
         }
-        if len(arrays) != len(loaded.tensors):
+        observations = {
+            k.removeprefix(_OBS_PREFIX): v
+            for k, v in loaded.tensors.items()
+            if k.startswith(_OBS_PREFIX)
+        }
+        if len(arrays) + len(observations) != len(loaded.tensors):
             raise CheckpointError(f"{where} holds arrays that are not solver state")
+        obs_moments = self._check_solver_observations(observations, meta, where)
         scalars = meta.get("scalars")
         if not isinstance(scalars, dict):
             raise CheckpointError(f"{where} has no solver numbers")
@@ -292,5 +311,56 @@ class ESAgent(parl.Agent):
         rng_state = check_bit_generator_state(meta.get("rng"), name, f"{where}'s generator state")
         apply()
         self.alg.rng.bit_generator.state = rng_state
+        if self.obs_stats is not None and obs_moments is not None:
+            self.obs_stats = ObservationStats(
+                self.obs_stats.shape, self.obs_stats.min_std, self.obs_stats.clip
+            )
+            self.merge_observation_moments([obs_moments])
+            self.new_obs_stats = ObservationStats(self.obs_stats.shape)
         self.remove_noise()
         self._queue.clear()
+
+    def _check_solver_observations(
+        self, arrays: dict[str, np.ndarray], meta: dict[str, Any], where: str
+    ) -> ObservationMoments | None:
+        """The observation statistics of a solver file, checked against this agent."""
+        entry = meta.get("observations")
+        if self.obs_stats is None:
+            if arrays or entry is not None:
+                raise CheckpointError(
+                    f"{where} holds observation statistics but this agent does not normalise "
+                    "observations; build it with normalize_observations=True and its "
+                    "observation_shape"
+                )
+            return None
+        if entry is None and not arrays:
+            raise CheckpointError(
+                f"{where} holds no observation statistics but this agent normalises "
+                "observations; it was saved by an agent without normalize_observations (or by "
+                "parl-algos-es before solver format 2): load it into such an agent"
+            )
+        shape = self.obs_stats.shape
+        if (
+            not isinstance(entry, dict)
+            or sorted(arrays) != ["mean", "var"]
+            or any(a.dtype != np.float64 or a.shape != shape for a in arrays.values())
+        ):
+            found = {k: f"{a.dtype} {a.shape}" for k, a in sorted(arrays.items())}
+            raise CheckpointError(
+                f"{where}'s observation statistics do not fit this agent: expected float64 "
+                f"mean and var of shape {shape} and a count, got {found} and {entry!r}"
+            )
+        count = entry.get("count")
+        if (
+            isinstance(count, bool)
+            or not isinstance(count, (int, float))
+            or not np.isfinite(count)
+            or count < 0
+            or not all(np.isfinite(a).all() for a in arrays.values())
+            or (arrays["var"] < 0).any()
+        ):
+            raise CheckpointError(
+                f"{where}'s observation statistics are not valid: the count must be a finite "
+                f"number >= 0 (got {count!r}), mean and var finite, var >= 0"
+            )
+        return ObservationMoments(arrays["mean"], arrays["var"], float(count))

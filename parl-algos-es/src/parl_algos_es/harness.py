@@ -60,6 +60,8 @@ class Evaluation:
     obs_moments: ObservationMoments | None
     """Statistics of the observations seen (agents that normalise observations)."""
     pid: int
+    seconds: float = 0.0
+    """How long the actor spent on the batch (its own clock, from the call to the answer)."""
 
 
 def describe(agent: ESAgent) -> dict[str, Any]:
@@ -126,6 +128,7 @@ class EvaluationActor:
 
         ``solution``: the learner's new solution, sent with the first batch after it changed.
         """
+        start = time.perf_counter()
         if solution is not None:
             self.set_solution(*solution)
         returns, steps = np.empty(len(records)), 0
@@ -137,7 +140,7 @@ class EvaluationActor:
         moments = None
         if self.agent.new_obs_stats is not None:
             moments = self.agent.take_observation_moments()
-        return Evaluation(returns, steps, moments, os.getpid())
+        return Evaluation(returns, steps, moments, os.getpid(), time.perf_counter() - start)
 
 
 _RemoteEvaluationActor = parl.remote_class(wait=False)(EvaluationActor)
@@ -157,6 +160,9 @@ class GenerationResult:
     """Of ``wall_s``, the time the learner spent asking, telling and merging."""
     contributors: set[int]
     """Process ids of the actors whose returns were told."""
+    actor_s: float = 0.0
+    """The longest time one actor spent on this update's batches (their own clocks); ``wall_s``
+    less this is what the harness added beyond the busiest actor's work."""
 
 
 @dataclass
@@ -281,17 +287,18 @@ class EvolutionHarness:
             cpu_num = None if self.address else self.num_actors
             parl.connect(self.address, self.distributed_files, cpu_num=cpu_num)
             self._connected = True
+        # Create every missing actor first, then wait for them: they start side by side.
+        created = {}
         for slot in range(self.num_actors):
             if slot not in self._actors:
-                self._spawn(slot, deadline)
-
-    def _spawn(self, slot: int, deadline: float) -> None:
-        seed = self.seed + 1000 * (slot + 1) + self.replaced
-        actor = _RemoteEvaluationActor(self.make_agent, self.make_env, self.episodes, seed)
-        self.actor_pids[slot] = self._get(actor.pid(), deadline, "starting an actor")
-        self._check_actor_agent(self._get(actor.describe(), deadline, "starting an actor"))
-        self._actors[slot] = actor
-        self._briefed[slot] = -1
+                seed = self.seed + 1000 * (slot + 1) + self.replaced
+                actor = _RemoteEvaluationActor(self.make_agent, self.make_env, self.episodes, seed)
+                created[slot] = (actor, actor.pid(), actor.describe())
+        for slot, (actor, pid, description) in created.items():
+            self.actor_pids[slot] = self._get(pid, deadline, "starting an actor")
+            self._check_actor_agent(self._get(description, deadline, "starting an actor"))
+            self._actors[slot] = actor
+            self._briefed[slot] = -1
 
     def _check_actor_agent(self, actors: dict[str, Any]) -> None:
         learner = describe(self.agent)
@@ -432,6 +439,9 @@ class EvolutionHarness:
         tell_start = time.perf_counter()
         stats = self._tell(answers)
         end = time.perf_counter()
+        busy: dict[int, float] = {}
+        for _, evaluation in answers:
+            busy[evaluation.pid] = busy.get(evaluation.pid, 0.0) + evaluation.seconds
         return GenerationResult(
             generation=self.generation,
             stats=stats,
@@ -439,6 +449,7 @@ class EvolutionHarness:
             wall_s=end - start,
             learner_s=learner_s + (end - tell_start),
             contributors={e.pid for _, e in answers},
+            actor_s=max(busy.values(), default=0.0),
         )
 
     def _tell(self, answers: list[tuple[_Batch, Evaluation]]) -> dict[str, float]:

@@ -71,6 +71,10 @@ class ObservationStats:
             )
         if moments.count < 0 or not np.isfinite(moments.count):
             raise ValueError(f"moments count must be a finite number >= 0, got {moments.count}")
+        if not (np.isfinite(moments.mean).all() and np.isfinite(moments.var).all()):
+            raise ValueError("moments mean and var must be finite, got NaN or infinite values")
+        if (np.asarray(moments.var) < 0).any():
+            raise ValueError(f"moments var must be >= 0, got {moments.var}")
         if moments.count > 0:
             self.running.update_from_moments(moments.mean, moments.var, moments.count)
 
