@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import parl
 from parl.algorithms import (
     DuplicateAlgorithmError,
@@ -176,3 +180,20 @@ def test_refresh_sees_a_newly_installed_plugin(fake_dist) -> None:
         {"acme_late_mod": GOOD_PLUGIN},
     )
     assert "Late" in parl.algorithms.names()
+
+
+def test_every_paddle_algorithm_loads_while_torch_is_the_selected_backend() -> None:
+    """A family's paddle classes name ``parl.core.paddle``'s bases, not ``parl.Algorithm`` (which
+    follows ``PARL_BACKEND``), so a torch-selected process can still ask for them explicitly."""
+    script = (
+        "import parl.algorithms as a\n"
+        "for name in a.names(backend='paddle'):\n"
+        "    a.get(name, backend='paddle')\n"
+        "print(len(a.names(backend='paddle')))\n"
+    )
+    env = {**os.environ, "PARL_BACKEND": "torch"}
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert int(done.stdout.split()[-1]) >= len(parl.algorithms.names(backend="paddle")) > 0

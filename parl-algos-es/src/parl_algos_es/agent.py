@@ -8,8 +8,8 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
-import parl
 from parl.core.errors import CheckpointError
+from parl.core.paddle import Agent
 from parl.core.random_states import capture_bit_generator_state, check_bit_generator_state
 from parl.core.tensor_files import read_tensor_file, write_tensor_file
 
@@ -32,7 +32,7 @@ _ARRAY_PREFIX = "solver/"
 _OBS_PREFIX = "observations/"
 
 
-class ESAgent(parl.Agent):
+class ESAgent(Agent):
     """Acts with the current solution or a sampled candidate, and updates from their returns.
 
     EvoKit's workflow: :meth:`add_noise` draws the next candidate and makes the agent act

@@ -20,7 +20,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
-import parl
+from parl.core.paddle import Algorithm, Model
 
 import numpy as np
 import paddle
@@ -34,7 +34,7 @@ __all__ = ["EvolutionAlgorithm", "Scalars"]
 Scalars = dict[str, int | float]
 
 
-class EvolutionAlgorithm(parl.Algorithm):
+class EvolutionAlgorithm(Algorithm):
     """Base class of the evolution strategies: sampling records in, returns back.
 
     Subclasses implement :meth:`ask`, :meth:`candidate`, :meth:`tell` and their search state
@@ -50,7 +50,7 @@ class EvolutionAlgorithm(parl.Algorithm):
 
     def __init__(
         self,
-        model: parl.Model,
+        model: Model,
         *,
         seed: int | None = None,
         config: Any = None,

@@ -8,8 +8,8 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-import parl
 from parl.core.config import AlgorithmConfig
+from parl.core.paddle import Model
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -81,7 +81,7 @@ class CMAES(EvolutionAlgorithm):
 
     def __init__(
         self,
-        model: parl.Model,
+        model: Model,
         *,
         seed: int | None = None,
         config: CMAESConfig | dict[str, Any] | None = None,

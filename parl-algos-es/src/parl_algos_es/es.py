@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import parl
 from parl.core.config import AlgorithmConfig
+from parl.core.paddle import Model
 from parl.core.validation import positive_int
 
 import numpy as np
@@ -90,7 +90,7 @@ class ES(EvolutionAlgorithm):
 
     def __init__(
         self,
-        model: parl.Model,
+        model: Model,
         *,
         seed: int | None = None,
         config: ESConfig | dict[str, Any] | None = None,

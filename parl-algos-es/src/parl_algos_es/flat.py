@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import parl
 from parl.core.model import numpy_dtype
+from parl.core.paddle import Model
 
 import numpy as np
 import paddle
@@ -30,8 +30,8 @@ class FlatParameters:
         (8, [('fc.weight', (3, 2)), ('fc.bias', (2,))])
     """
 
-    def __init__(self, model: parl.Model) -> None:
-        if not isinstance(model, parl.Model):
+    def __init__(self, model: Model) -> None:
+        if not isinstance(model, Model):
             raise TypeError(f"FlatParameters needs a parl.Model, got {type(model).__name__}")
         self.model = model
         self.parameters = [(n, p) for n, p in model.named_parameters() if not p.stop_gradient]

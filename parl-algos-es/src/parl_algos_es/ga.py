@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import parl
 from parl.core.config import AlgorithmConfig
+from parl.core.paddle import Model
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -58,7 +58,7 @@ class GA(EvolutionAlgorithm):
 
     def __init__(
         self,
-        model: parl.Model,
+        model: Model,
         *,
         seed: int | None = None,
         config: GAConfig | dict[str, Any] | None = None,

@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import pairwise
 
-import parl
+from parl.core.paddle import Model
 
 import paddle
 
 __all__ = ["MLPPolicy"]
 
 
-class MLPPolicy(parl.Model):
+class MLPPolicy(Model):
     """``obs → [Linear → tanh] × len(hidden_sizes) → Linear``: action logits or means.
 
     Salimans et al. used two tanh layers of 64 units on MuJoCo; ``hidden_sizes=()`` is a
