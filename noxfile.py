@@ -99,7 +99,12 @@ TORCH = "torch==2.13.0"
 # UV_INDEX_URL at torch's CPU index to get the CPU build there).
 LOCAL_WHEELS = Path("/opt/wheels")
 TORCH_TEST_FOLDERS = ["parl-core/tests/torch"]
-TORCH_TESTS = ["parl-core/tests", "parl-algos-dqn/tests", "parl-algos-pg/tests", "parl-algos-ac/tests"]
+TORCH_TESTS = [
+    "parl-core/tests",
+    "parl-algos-dqn/tests",
+    "parl-algos-pg/tests",
+    "parl-algos-ac/tests",
+]
 
 
 @nox.session
