@@ -149,8 +149,11 @@ class Wanted:
         extras = f"[{','.join(sorted(self.extras))}]" if self.extras else ""
         return f"{self.name}{extras}{self.specifier}"
 
-    def promise_keys(self) -> list[str]:
-        return [self.name, *(f"{self.name}[{extra}]" for extra in sorted(self.extras))]
+    def promise_keys(self, paddle: bool = True) -> list[str]:
+        """The PROMISES keys of this requirement. Without paddle in the line, a family's
+        ``[torch]`` extra promises its torch classes only: its plain name promises paddle's."""
+        base = [] if "torch" in self.extras and not paddle else [self.name]
+        return [*base, *(f"{self.name}[{extra}]" for extra in sorted(self.extras))]
 
 
 @dataclass(frozen=True)
@@ -300,8 +303,11 @@ def requirement(word: str, root: Path) -> Wanted:
 def promises(line: InstallLine) -> list[str | tuple[str, ...]]:
     """Every check the line's requirements promise, in order, each once."""
     checks: list[str | tuple[str, ...]] = []
+    paddle = line.after_gpu_paddle or any(
+        item.name == "parl-core" and "paddle" in item.extras for item in line.wanted
+    )
     for item in line.wanted:
-        for key in item.promise_keys():
+        for key in item.promise_keys(paddle):
             if key not in PROMISES:
                 raise LineError(
                     f"installs {key}, which PROMISES in .ci/install_lines.py does not know: "

@@ -113,3 +113,21 @@ def test_a_distribution_of_ours_from_anywhere_but_the_wheelhouse_is_refused(
     (installed / "RECORD").write_text(record.replace("sha256=ours", "sha256=theirs"))
     with pytest.raises(RuntimeError, match="not the wheelhouse's parl_core-0.1.0"):
         check(tmp_path / "venv", {"parl-core": wheel})
+
+
+def test_a_torch_only_line_promises_the_familys_torch_classes_not_its_paddle_ones(
+    script: ModuleType,
+) -> None:
+    root = Path(__file__).parent.parent.parent
+    ours = {"parl-core", "parl-utils", "parl-algos-pg"}
+
+    def checks(words: list[str]) -> list[str | tuple[str, ...]]:
+        line = script.parse(words, "", root, ours)
+        return script.promises(line)
+
+    torch_only = checks(["./parl-core[torch]", "./parl-utils", "./parl-algos-pg[torch]"])
+    both = checks(["./parl-core[paddle,torch]", "./parl-utils", "./parl-algos-pg[torch]"])
+    paddle_classes = script.family("PolicyGradient", "PPO")
+    assert paddle_classes not in torch_only
+    assert "import parl; parl.algorithms.get('PPO', backend='torch')" in torch_only
+    assert paddle_classes in both
