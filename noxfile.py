@@ -111,8 +111,9 @@ TORCH_TESTS = [
 def torch(session: nox.Session) -> None:
     """The torch backend: every torch-marked test (parl-core's torch suite, the families'
     contract suites on torch, the paddle-vs-torch comparisons), with torch's CPU build next to
-    paddle. Fails if any of them is skipped, so that a missing torch cannot pass for success."""
-    install_workspace(session, "pytest>=8")
+    paddle, then the ``>>>`` examples of the torch modules (``nox -s docs`` has no torch). Fails
+    if any test is skipped, so that a missing torch cannot pass for success."""
+    install_workspace(session, "pytest>=8", "sybil>=9")
     local = ["--find-links", str(LOCAL_WHEELS)] if LOCAL_WHEELS.is_dir() else []
     session.install(*local, TORCH)
     report = Path(session.create_tmp()) / "torch-junit.xml"
@@ -130,6 +131,10 @@ def torch(session: nox.Session) -> None:
     ran, skipped = int(suite.get("tests", 0)), int(suite.get("skipped", 0))  # type: ignore[union-attr]
     if ran == 0 or skipped:
         session.error(f"the torch session ran {ran} tests and skipped {skipped}: none may skip")
+    if not session.posargs:
+        modules = sorted(str(p.relative_to(ROOT)) for p in ROOT.glob("parl-*/src/**/torch"))
+        env = {"PYTHONPATH": str(DOCS_TOOLING), "PARL_DOCS_TORCH": "1", "PYTHONHASHSEED": "0"}
+        session.run("pytest", "-p", "parl_docs.runner", "-r", "fE", *modules, env=env)
 
 
 BROWSER_TEST = "parl-remote/tests/test_monitor_browser.py"

@@ -10,6 +10,7 @@ the blocks that ran and lists every skipped block and page with its reason.
 from __future__ import annotations
 
 import importlib
+import os
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -29,6 +30,11 @@ DOCS = ROOT / "docs"
 #: Files (from the repository root) whose blocks do not run yet, with the reason; the summary
 #: lists them. Remove an entry when its file is fixed.
 NOT_RUN_YET: dict[str, str] = {}
+
+#: ``PARL_DOCS_TORCH=1`` (``nox -s torch``) runs the examples of the torch modules (the
+#: ``torch/`` folders of the packages); without it (``nox -s docs``, which has no torch) they are
+#: left to that session.
+TORCH = os.environ.get("PARL_DOCS_TORCH") == "1"
 
 
 def module_name(path: Path) -> str:
@@ -69,6 +75,8 @@ def sybils(root: Path = ROOT) -> SybilCollection:
         docstrings: list[Any] = [SkipParser("rest"), DocTestParser()]
         types: dict[str | None, type[Document]] = {".py": SrcDocStringDocument}
         where = _where(root, src)
+        if not TORCH:
+            where["excludes"] += [str(p.relative_to(src)) for p in src.glob("**/torch/*.py")]
         collection.append(
             Sybil(docstrings, patterns=["*.py"], document_types=types, **where, **options)
         )

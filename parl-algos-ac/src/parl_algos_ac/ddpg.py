@@ -85,6 +85,7 @@ class DDPG(Algorithm):
         **options: further config fields.
 
     Examples:
+        >>> import numpy as np
         >>> from parl_algos_ac import DDPG, DeterministicActorCritic
         >>> alg = DDPG(DeterministicActorCritic(3, 1), gamma=0.99, tau=0.005)
         >>> list(alg.predict(np.zeros((2, 3), np.float32)).shape)

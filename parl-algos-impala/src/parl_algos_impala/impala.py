@@ -99,6 +99,7 @@ class IMPALA(Algorithm):
 
     Examples:
         >>> import paddle
+        >>> import parl
         >>> class TinyModel(parl.Model):
         ...     def __init__(self) -> None:
         ...         super().__init__()

@@ -56,6 +56,7 @@ class PolicyGradient(Algorithm):
         **options: further config fields, e.g. ``model_output="logits"``.
 
     Examples:
+        >>> import parl
         >>> from parl.testing import LinearModel
         >>> PG = parl.algorithms.get("PolicyGradient")
         >>> alg = PG(LinearModel(4, 2), lr=1e-3, model_output="logits")

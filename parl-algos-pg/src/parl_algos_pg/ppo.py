@@ -168,6 +168,7 @@ class PPO(Algorithm):
 
     Examples:
         >>> import paddle
+        >>> import parl
         >>> class ActorCritic(parl.Model):
         ...     def __init__(self):
         ...         super().__init__()
