@@ -85,8 +85,10 @@ def tests(session: nox.Session) -> None:
     )
     paths = session.posargs or [f"{p}/tests" for p in PACKAGES]
     skip = [] if session.posargs else [f"--ignore={BROWSER_TEST}"]  # `browser` runs it
-    # No torch here: the `torch` session runs the torch-marked tests and the torch folders.
+    # No torch here: the `torch` session runs the torch-marked tests, the torch folders and
+    # the families' torch-only test files (test_*_torch.py).
     skip += ["-m", "not torch", *(f"--ignore={folder}" for folder in TORCH_TEST_FOLDERS)]
+    skip += [f"--ignore-glob={TORCH_TEST_FILES}"]
     # Two workers, a test file each at a time: much of the suite waits on clusters and
     # subprocesses, so a second worker fills the idle core (fixtures stay per file).
     workers = ["-n", "2", "--dist", "loadfile"]
@@ -99,6 +101,7 @@ TORCH = "torch==2.13.0"
 # UV_INDEX_URL at torch's CPU index to get the CPU build there).
 LOCAL_WHEELS = Path("/opt/wheels")
 TORCH_TEST_FOLDERS = ["parl-core/tests/torch"]
+TORCH_TEST_FILES = "*/tests/test_*_torch.py"
 TORCH_TESTS = [
     "parl-core/tests",
     "parl-algos-dqn/tests",

@@ -208,6 +208,7 @@ def test_cmaes_candidates_travel_to_the_actors_and_a_stalled_generation_times_ou
 @pytest.mark.slow
 def test_the_harness_runs_on_a_local_ray(monkeypatch):
     monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
+    monkeypatch.setenv("XPARL_RESOURCE_TIMEOUT", FAST_ENV["XPARL_RESOURCE_TIMEOUT"])  # a busy CI
     ray = pytest.importorskip("ray", reason="the Ray backend's tests need parl-remote[ray]")
     make_env = partial(IdentityEnv, 4, episode_length=10)
     local, local_results = trained(make_es_agent, make_env, num_actors=0)
