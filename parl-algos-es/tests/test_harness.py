@@ -212,7 +212,9 @@ def test_the_harness_runs_on_a_local_ray(monkeypatch):
     ray = pytest.importorskip("ray", reason="the Ray backend's tests need parl-remote[ray]")
     make_env = partial(IdentityEnv, 4, episode_length=10)
     local, local_results = trained(make_es_agent, make_env, num_actors=0)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    started = not ray.is_initialized()  # parl-remote's suite keeps a local Ray per session
+    if started:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         parl.set_seed(0)
         harness = EvolutionHarness(
@@ -230,4 +232,5 @@ def test_the_harness_runs_on_a_local_ray(monkeypatch):
         wait_for(lambda: gone(pids), 30, "the released Ray actors' processes to exit")
     finally:
         parl.remote.disconnect()
-        ray.shutdown()
+        if started:
+            ray.shutdown()
