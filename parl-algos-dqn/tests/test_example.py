@@ -27,7 +27,7 @@ def test_train_script_runs_on_torch(tmp_path) -> None:
 def test_cuda_without_a_gpu_stops_with_a_clear_error(tmp_path) -> None:
     torch = pytest.importorskip("torch")
     if torch.cuda.is_available():
-        pytest.skip("this machine has a GPU: the example trains there (benchmarks/torch_speed.py)")
+        pytest.skip("this machine has a GPU: this test is of the error without one")
     command = [sys.executable, str(EXAMPLE), "--backend", "torch", "--device", "cuda"]
     command += ["--total-steps", "10", "--logdir", str(tmp_path), "--quiet"]
     completed = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)

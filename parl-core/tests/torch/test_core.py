@@ -185,7 +185,7 @@ def test_algorithm_and_agent_refuse_the_other_backend() -> None:
 
 def test_cuda_without_a_gpu_is_a_clear_error_and_moves_nothing() -> None:
     if torch.cuda.is_available():
-        pytest.skip("this machine has a GPU; the GPU path is measured by benchmarks/torch_speed.py")
+        pytest.skip("this machine has a GPU: this test is of the error without one")
     algorithm = Regression(OneHot())
     with pytest.raises(ValueError, match=r"needs a GPU.*torch\.cuda\.is_available\(\) is False"):
         RegressionAgent(algorithm, device="cuda")
