@@ -5,10 +5,13 @@ steps and records ``--dataset-size`` transitions of that partly trained policy (
 "medium"); ``--build medium-replay`` keeps instead every transition of that SAC run (its whole
 replay stream), ``--build expert`` trains SAC for ``--expert-steps``, ``--build random`` acts
 uniformly. The dataset is written beside the run as D4RL-layout HDF5 and can be reused with
-``--dataset <file>.hdf5``; ``--dataset`` also takes a D4RL file or a Minari dataset directory
-(``minari download <id>`` puts them in ``~/.minari/datasets/<id>``) already on disk: nothing is
-downloaded. ``--algo IQL`` (or ``examples/IQL/train.py``) trains IQL, ``--algo BC`` clones the
-dataset's actions (IQL with temperature 0: every action weighs 1).
+``--dataset <file>.hdf5``, or kept with ``--dataset-cache DIR``: a later run with the same build
+settings (CQL, IQL and BC on one dataset) loads it instead of training SAC again, and a medium
+build keeps its SAC run's medium-replay dataset there too. ``--dataset`` also takes a D4RL
+file or a Minari dataset directory (``minari download <id>`` puts them in
+``~/.minari/datasets/<id>``) already on disk: nothing is downloaded. ``--algo IQL`` (or
+``examples/IQL/train.py``) trains IQL, ``--algo BC`` clones the dataset's actions (IQL with
+temperature 0: every action weighs 1).
 
 Offline runs count gradient steps: ``env_steps`` in the result and ``--total-steps`` are
 ``learn`` calls, and evaluations play the greedy policy in the real environment. Needs
@@ -18,6 +21,8 @@ Offline runs count gradient steps: ``env_steps`` in the result and ``--total-ste
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -69,6 +74,9 @@ class Args:
     """SAC's training steps for the expert dataset."""
     dataset_size: int = 10_000
     """Transitions recorded for the random, medium and expert datasets."""
+    dataset_cache: str | None = None
+    """A folder keeping built datasets by their build settings, to load instead of rebuilding
+    (delete it after changing the builder's code: the key is the settings, not the code)."""
     seed: int = 0
     """Seeds paddle, numpy, the environments, the dataset builder and sampling."""
     total_steps: int = 10_000
@@ -112,6 +120,13 @@ class Args:
 # The behaviour SAC's settings: random actions first, batch and actor learning rate as in
 # examples/SAC/train.py; the critics keep SAC's default rate (3e-4).
 BEHAVIOUR_LEARNING_STARTS, BEHAVIOUR_BATCH_SIZE, BEHAVIOUR_ACTOR_LR = 1_000, 256, 1e-3
+#: The settings each kind of built dataset depends on, besides the env, the kind and the seed.
+BUILD_SETTINGS = {
+    "random": ("dataset_size",),
+    "medium": ("behaviour_steps", "dataset_size", "hidden_sizes", "gamma"),
+    "medium-replay": ("behaviour_steps", "hidden_sizes", "gamma"),
+    "expert": ("expert_steps", "dataset_size", "hidden_sizes", "gamma"),
+}
 
 
 def make_env(env_id: str) -> gym.Env:
@@ -149,9 +164,20 @@ def train_behaviour_sac(args: Args, steps: int) -> tuple[ContinuousAgent, dict[s
     return agent, recorder.to_dict()
 
 
+def cached_dataset_path(args: Args, kind: str) -> Path:
+    """Where ``--dataset-cache`` keeps the ``kind`` dataset of these settings."""
+    assert args.dataset_cache is not None
+    settings = {name: getattr(args, name) for name in BUILD_SETTINGS[kind]}
+    settings |= {"env_id": args.env_id, "build": kind, "seed": args.seed}
+    digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
+    return Path(args.dataset_cache) / f"{args.env_id}-{kind}-seed{args.seed}-{digest}.hdf5"
+
+
 def build_dataset(args: Args, run_dir: Path) -> tuple[dict[str, np.ndarray], Path]:
-    """Make the ``--build`` dataset and save it beside the run."""
+    """Make the ``--build`` dataset and save it beside the run (and in ``--dataset-cache``)."""
+    assert args.build is not None
     envs = make_vector_env(lambda: make_env(args.env_id), 1)
+    replay = None
     if args.build == "random":
         rng = np.random.default_rng(args.seed)
         act_dim = envs.single_action_space.shape[0]
@@ -161,10 +187,15 @@ def build_dataset(args: Args, run_dir: Path) -> tuple[dict[str, np.ndarray], Pat
         agent, replay = train_behaviour_sac(args, steps)
         policy = agent.sample
     if args.build == "medium-replay":
+        assert replay is not None
         data = replay
     else:
         data = collect(envs, policy, args.dataset_size, seed=args.seed + 1)
     envs.close()
+    if args.dataset_cache is not None:
+        save_d4rl_hdf5(data, cached_dataset_path(args, args.build))
+        if args.build == "medium" and replay is not None:  # the same SAC run's medium-replay
+            save_d4rl_hdf5(replay, cached_dataset_path(args, "medium-replay"))
     return data, save_d4rl_hdf5(data, run_dir / f"dataset-{args.build}.hdf5")
 
 
@@ -173,8 +204,15 @@ def load_dataset(args: Args, run_dir: Path) -> tuple[dict[str, np.ndarray], str]
     if (args.dataset is None) == (args.build is None):
         raise ValueError("give exactly one of --dataset PATH and --build KIND")
     if args.build is not None:
+        cached = cached_dataset_path(args, args.build) if args.dataset_cache else None
+        if cached is not None and cached.is_file():
+            return load_d4rl_hdf5(cached), str(cached)
         data, path = build_dataset(args, run_dir)
         return data, str(path)
+    if args.dataset_cache is not None:
+        raise ValueError(
+            "--dataset-cache keeps datasets that --build makes; drop it when giving --dataset"
+        )
     assert args.dataset is not None
     path = Path(args.dataset)
     return (load_minari(path) if path.is_dir() else load_d4rl_hdf5(path)), str(path)
@@ -207,6 +245,7 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
     parl.set_seed(args.seed)
 
     data, source = load_dataset(args, run_dir)
+    parl.set_seed(args.seed)  # the learner starts alike whether the dataset was built or loaded
     obs_dim, act_dim = data["observations"].shape[1], data["actions"].shape[1]
     rpm = ReplayMemory(len(data["rewards"]), obs_dim=obs_dim, act_dim=act_dim, seed=args.seed)
     rpm.load_from_d4rl(data)
