@@ -152,6 +152,37 @@ def test_observations_are_counted_under_noise_and_merged_at_update():
     np.testing.assert_allclose(agent.obs_var, obs.astype(np.float64).var(0), rtol=1e-5)
 
 
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("obs_mean", np.zeros(4), r"the observations' shape \(3,\)"),
+        ("obs_var", np.zeros((1, 3)), r"the observations' shape \(3,\)"),
+        ("obs_var", -np.ones(3), ">= 0"),
+        ("obs_mean", [0.0, np.nan, 0.0], "finite"),
+        ("obs_count", -1.0, "finite and >= 0"),
+        ("obs_count", [1.0, 2.0], "a scalar"),
+    ],
+)
+def test_observation_statistics_refuse_values_that_do_not_fit(name, value, message):
+    es = ES(LinearModel(3, 2), seed=0, noise_table_size=5_000, population_size=2)
+    agent = ESAgent(es, observation_shape=(3,), normalize_observations=True)
+    before = (agent.obs_mean, agent.obs_var, agent.obs_count)
+    with pytest.raises(ValueError, match=message):
+        setattr(agent, name, value)
+    np.testing.assert_array_equal(agent.obs_mean, before[0])
+    np.testing.assert_array_equal(agent.obs_var, before[1])
+    assert agent.obs_count == before[2]
+
+
+def test_statistics_given_to_an_agent_that_does_not_normalise_are_refused():
+    es = ES(LinearModel(3, 2), seed=0, noise_table_size=5_000, population_size=2)
+    agent = ESAgent(es, observation_shape=(3,))
+    for name, value in (("obs_mean", np.ones(3)), ("obs_var", np.ones(3)), ("obs_count", 5)):
+        with pytest.raises(ValueError, match="does not normalise observations"):
+            setattr(agent, name, value)
+    agent.obs_mean, agent.obs_count = np.zeros(0), 0.0  # what its checkpoint holds
+
+
 def test_observation_statistics_are_part_of_a_checkpoint(tmp_path):
     def agent(seed):
         parl.set_seed(seed)

@@ -201,9 +201,10 @@ class ESAgent(Agent):
         return self.obs_stats.moments().mean if self.obs_stats is not None else np.zeros(0)
 
     @obs_mean.setter
-    def obs_mean(self, value: np.ndarray) -> None:
+    def obs_mean(self, value: ArrayLike) -> None:
+        mean = self._checked_moment("obs_mean", value)
         if self.obs_stats is not None:
-            self.obs_stats.running.mean = np.array(value, dtype=np.float64)
+            self.obs_stats.running.mean = mean
 
     @property
     def obs_var(self) -> np.ndarray:
@@ -211,9 +212,12 @@ class ESAgent(Agent):
         return self.obs_stats.moments().var if self.obs_stats is not None else np.zeros(0)
 
     @obs_var.setter
-    def obs_var(self, value: np.ndarray) -> None:
+    def obs_var(self, value: ArrayLike) -> None:
+        var = self._checked_moment("obs_var", value)
+        if (var < 0).any():
+            raise ValueError("obs_var must be >= 0")
         if self.obs_stats is not None:
-            self.obs_stats.running.var = np.array(value, dtype=np.float64)
+            self.obs_stats.running.var = var
 
     @property
     def obs_count(self) -> float:
@@ -222,8 +226,25 @@ class ESAgent(Agent):
 
     @obs_count.setter
     def obs_count(self, value: float) -> None:
+        count = float(self._checked_moment("obs_count", value, count=True))
         if self.obs_stats is not None:
-            self.obs_stats.running.count = float(value)
+            self.obs_stats.running.count = count
+
+    def _checked_moment(self, name: str, value: ArrayLike, count: bool = False) -> np.ndarray:
+        """``value`` as a float64 array of the statistics' shape (a scalar for the count, empty
+        or zero without normalisation), refused with a clear error unless finite and >= 0 for
+        the count; nothing changes on error."""
+        array = np.array(value, dtype=np.float64)
+        if self.obs_stats is None:
+            shape: tuple[int, ...] = () if count else (0,)
+            if array.shape != shape or array.any():
+                raise ValueError(f"{name}: this agent does not normalise observations")
+        elif array.shape != (() if count else self.obs_stats.shape):
+            wanted = "a scalar" if count else f"the observations' shape {self.obs_stats.shape}"
+            raise ValueError(f"{name} must be {wanted}, got shape {array.shape}")
+        if not np.isfinite(array).all() or (count and array < 0):
+            raise ValueError(f"{name} must be finite{' and >= 0' if count else ''}, got {value!r}")
+        return array
 
     # -- solver files --------------------------------------------------------------------------
 
