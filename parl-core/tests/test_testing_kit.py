@@ -236,6 +236,26 @@ class TestRegressionContract(RegressionContract):
     """The whole contract suite on a tiny family: the kit works end to end."""
 
 
+def test_the_cross_backend_test_is_made_only_for_two_backends_and_never_over_a_familys_own():
+    class Paddle(AlgorithmContract):
+        algorithm_name = "DQN"
+
+    class Both(AlgorithmContract):
+        algorithm_name, backends = "DQN", ("paddle", "torch")
+
+    class Own(Both):
+        def test_cross_backend_learn(self) -> None:
+            """The family's own comparison."""
+
+    class BelowOwn(Own):
+        pass
+
+    assert Paddle.test_cross_backend_learn is None
+    assert Both.test_cross_backend_learn is AlgorithmContract._cross_backend_learn
+    assert Own.test_cross_backend_learn.__doc__ == "The family's own comparison."
+    assert BelowOwn.test_cross_backend_learn is Own.test_cross_backend_learn
+
+
 class CountingAgent(RegressionAgent):
     """Decays its learning rate with a counter it forgets to declare in checkpoint_state."""
 

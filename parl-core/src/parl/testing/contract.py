@@ -211,7 +211,12 @@ class AlgorithmContract:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        # The cross-backend test exists only for a family tested on both backends.
+        # The cross-backend test exists only for a family tested on both backends; a family's
+        # own test_cross_backend_learn (on this class or a base below the kit) is kept.
+        for klass in cls.__mro__[: cls.__mro__.index(AlgorithmContract)]:
+            own = klass.__dict__.get("test_cross_backend_learn", None)
+            if own is not None and own is not AlgorithmContract._cross_backend_learn:
+                return
         both = cls.algorithm_name is not None and set(cls.backends) == {"paddle", "torch"}
         cross = AlgorithmContract._cross_backend_learn if both else None
         cls.test_cross_backend_learn = cross  # type: ignore[assignment,method-assign]
