@@ -15,7 +15,7 @@ import os
 import statistics
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +51,7 @@ def median_seconds(call: Callable[[], object], reps: int, warmup: int = 20) -> f
     return statistics.median(samples)
 
 
-def calls_per_second(calls: list[Callable[[], object]], duration: float) -> float:
+def calls_per_second(calls: Sequence[Callable[[], object]], duration: float) -> float:
     """Calls/s with ``THREADS_PER_ACTOR`` threads on each of ``calls`` (one per actor)."""
     counts = [0] * (len(calls) * THREADS_PER_ACTOR)
     stop = threading.Event()
@@ -75,7 +75,9 @@ def calls_per_second(calls: list[Callable[[], object]], duration: float) -> floa
     return sum(counts) / duration
 
 
-def measure(noops: list[Callable[[], object]], echo: Callable[[Any], object], quick: bool) -> dict:
+def measure(
+    noops: Sequence[Callable[[], object]], echo: Callable[[Any], object], quick: bool
+) -> dict:
     array = np.random.default_rng(0).integers(0, 255, ECHO_BYTES, dtype=np.uint8)
     return {
         "latency": median_seconds(noops[0], 200 if quick else 2000),
@@ -95,7 +97,9 @@ def plain_ray_system(quick: bool) -> dict:
     import ray
 
     remote = ray.remote(num_cpus=1)(Bench)
-    actors = [remote.remote() for _ in range(ACTORS)]
+    # Ray types a handle as `ActorHandle[Bench] | type[Bench]`, whose methods have `.remote`
+    # only when decorated with `@ray.method`: Bench's plain methods are not.
+    actors: list[Any] = [remote.remote() for _ in range(ACTORS)]
     ray.get([a.noop.remote() for a in actors])  # started, as PARL's constructor waits for
     noops = [lambda a=a: ray.get(a.noop.remote()) for a in actors]
     return measure(noops, lambda x: ray.get(actors[0].echo.remote(x)), quick)

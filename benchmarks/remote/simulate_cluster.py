@@ -252,7 +252,7 @@ def simulate(args: argparse.Namespace) -> dict[str, Any]:
     security = cluster.security
     assert security.secret is not None
     stop_inspect = threading.Event()
-    context = zmq.Context.instance()
+    context: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
     inspect = serve_inspect(context, security, stop_inspect)
     procs, pipes = [], []
     secret = security.secret
