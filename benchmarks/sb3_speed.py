@@ -278,8 +278,10 @@ def _parl221_ppo(steps: int) -> dict[str, Any]:
         [lambda: gym.make(ENV_ID)] * cfg["n_envs"],
         autoreset_mode=gym.vector.AutoresetMode.SAME_STEP,
     )
-    obs_dim = envs.single_observation_space.shape[0]
-    model = Model(obs_dim, int(envs.single_action_space.n))
+    obs_space, act_space = envs.single_observation_space, envs.single_action_space
+    assert isinstance(obs_space, gym.spaces.Box) and isinstance(act_space, gym.spaces.Discrete)
+    obs_dim = obs_space.shape[0]
+    model = Model(obs_dim, int(act_space.n))
     alg = PPO(
         model,
         clip_param=cfg["clip_range"],
@@ -367,7 +369,9 @@ def _parl221_dqn(steps: int) -> dict[str, Any]:
     envs = gym.vector.SyncVectorEnv(
         [lambda: gym.make(ENV_ID)] * n_envs, autoreset_mode=gym.vector.AutoresetMode.SAME_STEP
     )
-    obs_dim, act_dim = envs.single_observation_space.shape[0], int(envs.single_action_space.n)
+    obs_space, act_space = envs.single_observation_space, envs.single_action_space
+    assert isinstance(obs_space, gym.spaces.Box) and isinstance(act_space, gym.spaces.Discrete)
+    obs_dim, act_dim = obs_space.shape[0], int(act_space.n)
     alg = DQN(Model(obs_dim, act_dim), gamma=cfg["gamma"], lr=cfg["learning_rate"])
     agent = Agent(alg, act_dim)
     rpm = ReplayMemory(cfg["buffer_size"], obs_dim, 0)
@@ -382,8 +386,8 @@ def _parl221_dqn(steps: int) -> dict[str, Any]:
         action = agent.sample(obs, epsilon)
         next_obs, reward, terminated, _, info = envs.step(action)
         final = next_obs.copy()  # same-step autoreset: stored transitions end in final_obs
-        for i in np.flatnonzero(info.get("_final_obs", [])):
-            final[i] = info["final_obs"][i]
+        for done in np.flatnonzero(info.get("_final_obs", [])):
+            final[done] = info["final_obs"][done]
         for i in range(n_envs):
             rpm.append(obs[i], action[i], reward[i], final[i], terminated[i])
         obs, env_steps = next_obs, env_steps + n_envs

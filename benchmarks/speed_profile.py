@@ -213,10 +213,10 @@ def profile(run: Callable[[int, str], None], steps: int, cpu: bool = False) -> p
     return pstats.Stats(profiler)
 
 
-def bucket_rows(stats: pstats.Stats, buckets: list[Bucket]) -> list[list[str]]:
+def bucket_rows(stats: pstats.Stats, buckets: list[Bucket]) -> list[list[object]]:
     table = stats.stats  # type: ignore[attr-defined]
     total = max(ct for (_, _, _, ct, _) in table.values())
-    rows = []
+    rows: list[list[object]] = []
     for name, functions, note in buckets:
         seconds, calls = 0.0, 0
         for (filename, _, funcname), (_, ncalls, _, cumtime, _) in table.items():

@@ -129,7 +129,9 @@ def linear_forward(imports: str, mkl_debug_cpu_type: str | None) -> tuple[float,
 
 def mkl_rows(rounds: int = 3) -> list[str]:
     """Linear-layer speed per import order, against MKL's own dispatch, interleaved rounds."""
-    cases = {"baseline: MKL's own dispatch (`MKL_DEBUG_CPU_TYPE=0`)": ("import parl, paddle", "0")}
+    cases: dict[str, tuple[str, str | None]] = {
+        "baseline: MKL's own dispatch (`MKL_DEBUG_CPU_TYPE=0`)": ("import parl, paddle", "0")
+    }
     cases.update({name: (code, None) for name, code in IMPORT_ORDERS.items()})
     times: dict[str, list[float]] = {name: [] for name in cases}
     kernels: dict[str, str] = {}
