@@ -41,9 +41,13 @@ def sb3_settings() -> tuple[dict[str, Any], dict[str, Any]]:
     from parl_algos_ac import TD3Config
 
     settings = yaml.safe_load(config_path("TD3", ENV_ID).read_text())
-    fields = {f.name: f.default for f in dataclasses.fields(load_example("SAC").Args)}
+    fields: dict[str, Any] = {
+        f.name: f.default for f in dataclasses.fields(load_example("SAC").Args)
+    }
     fields |= {k: v for k, v in settings.items() if k in fields}
-    td3 = TD3Config()
+    # The defaults, as `TD3Config()`: mypy takes only a `default=` keyword of pydantic's `Field`
+    # for a default, so it reads the fields declared `Field(3e-4, gt=0.0)` as required.
+    td3 = TD3Config.model_validate({})
     sb3 = {
         "learning_rate": fields["lr"],
         "buffer_size": fields["buffer_size"],
@@ -81,6 +85,7 @@ def train_sb3(config: dict[str, Any], seed: int) -> dict[str, Any]:
     eval_episodes = config.pop("eval_episodes")
     config.pop("target")
     env = gym.make(ENV_ID)
+    assert isinstance(env.action_space, gym.spaces.Box)
     act_dim = env.action_space.shape[0]
     sigma = config.pop("action_noise_sigma") * np.ones(act_dim)
     config["action_noise"] = NormalActionNoise(np.zeros(act_dim), sigma)

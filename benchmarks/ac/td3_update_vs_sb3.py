@@ -20,11 +20,20 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
-SETTINGS = {"lr": 1e-3, "gamma": 0.98, "tau": 0.005, "policy_delay": 2, "batch": 256}
+
+class Settings(TypedDict):
+    lr: float
+    gamma: float
+    tau: float
+    policy_delay: int
+    batch: int
+
+
+SETTINGS: Settings = {"lr": 1e-3, "gamma": 0.98, "tau": 0.005, "policy_delay": 2, "batch": 256}
 OBS_DIM, ACT_DIM = 17, 6
 
 
@@ -124,7 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     start = _weights(model)
     with tempfile.TemporaryDirectory(prefix="td3-vs-sb3-") as tmp:
         data_path, out_path = Path(tmp) / "start.npz", Path(tmp) / "sb3.npz"
-        np.savez(data_path, **start, **batch)
+        # mypy matches `**` of a dict[str, ndarray] against savez's `allow_pickle: bool` too
+        np.savez(data_path, **start, **batch)  # type: ignore[arg-type]
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": str(ROOT)}
         command = [args.sb3_python, "-m", "benchmarks.ac.td3_update_vs_sb3", "--side", "sb3"]
         command += ["--data", str(data_path), "--out", str(out_path), "--steps", str(args.steps)]
