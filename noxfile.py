@@ -181,7 +181,9 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def typecheck(session: nox.Session) -> None:
-    """Type-check every package with mypy (by module: parl's portions live in several roots)."""
+    """Type-check every package with mypy (by module: parl's portions live in several roots),
+    and ``benchmarks`` (not installed: mypy finds it in the repository root, the session's
+    working directory)."""
     install_workspace(session, "mypy>=1.10")
     packages = [
         "parl",
@@ -194,6 +196,7 @@ def typecheck(session: nox.Session) -> None:
         "parl_algos_ac",
         "parl_algos_es",
         "parl_algos_marl",
+        "benchmarks",
     ]
     session.run("mypy", *(arg for package in packages for arg in ("-p", package)))
 
