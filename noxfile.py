@@ -183,7 +183,8 @@ def lint(session: nox.Session) -> None:
 def typecheck(session: nox.Session) -> None:
     """Type-check every package with mypy (by module: parl's portions live in several roots),
     and ``benchmarks`` (not installed: mypy finds it in the repository root, the session's
-    working directory)."""
+    working directory); then builds every algorithm config as a user's code would
+    (``.ci/config_typing.py``)."""
     install_workspace(session, "mypy>=1.10")
     packages = [
         "parl",
@@ -199,6 +200,11 @@ def typecheck(session: nox.Session) -> None:
         "benchmarks",
     ]
     session.run("mypy", *(arg for package in packages for arg in ("-p", package)))
+    # What a user's type checker sees: every algorithm's config builds with no arguments.
+    user_code = Path(session.create_tmp()) / "config_typing"
+    user_code.mkdir(exist_ok=True)
+    session.run("python", ".ci/config_typing.py", str(user_code / "user_configs.py"))
+    session.run("mypy", str(user_code / "user_configs.py"))
 
 
 def build_wheels(session: nox.Session, sources: list[Path], out: Path) -> list[Path]:

@@ -19,10 +19,10 @@ __all__ = ["DDPGConfig", "SACConfig", "check_unit_actions", "q_shape_message"]
 class DDPGConfig(AlgorithmConfig):
     """Hyperparameters of :class:`DDPG` (PARL's names; defaults of PARL's examples)."""
 
-    gamma: float = Field(0.99, gt=0.0, le=1.0)
+    gamma: float = Field(default=0.99, gt=0.0, le=1.0)
     """Discount factor of future rewards, in (0, 1]."""
 
-    tau: float = Field(0.005, gt=0.0, le=1.0)
+    tau: float = Field(default=0.005, gt=0.0, le=1.0)
     """Rate of the soft target update ``target = (1 - tau)·target + tau·model``."""
 
     actor_lr: PositiveFloat = 1e-3
@@ -35,10 +35,10 @@ class DDPGConfig(AlgorithmConfig):
 class SACConfig(DDPGConfig):
     """Hyperparameters of :class:`SAC`: PARL's, plus automatic entropy tuning."""
 
-    actor_lr: float = Field(3e-4, gt=0.0)
+    actor_lr: float = Field(default=3e-4, gt=0.0)
     """Learning rate of the actor's Adam optimizer."""
 
-    critic_lr: float = Field(3e-4, gt=0.0)
+    critic_lr: float = Field(default=3e-4, gt=0.0)
     """Learning rate of the critics' Adam optimizer."""
 
     alpha: PositiveFloat | Literal["auto"] = 0.2

@@ -30,10 +30,10 @@ class IQLConfig(DDPGConfig):
     value_lr: PositiveFloat = 3e-4
     """Learning rate of the state-value network's Adam optimizer."""
 
-    expectile: float = Field(0.7, gt=0.0, lt=1.0)
+    expectile: float = Field(default=0.7, gt=0.0, lt=1.0)
     """τ of the expectile regression of V on Q; towards 1, V approaches the in-data max of Q."""
 
-    temperature: float = Field(3.0, ge=0.0)
+    temperature: float = Field(default=3.0, ge=0.0)
     """β: the actor clones dataset actions weighted by ``exp(β·(Q - V))``; 0 weighs every
     action 1, which is behaviour cloning."""
 

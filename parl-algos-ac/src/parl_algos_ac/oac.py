@@ -30,10 +30,10 @@ class OACConfig(SACConfig):
     OAC example uses too.
     """
 
-    beta: float = Field(4.66, ge=0.0)
+    beta: float = Field(default=4.66, ge=0.0)
     """β_UB: how many critic standard deviations the upper bound ``Q_UB`` adds to their mean."""
 
-    delta: float = Field(23.53, ge=0.0)
+    delta: float = Field(default=23.53, ge=0.0)
     """δ: the KL budget between the exploration policy and the target policy."""
 
 

@@ -20,10 +20,10 @@ __all__ = ["TD3", "TD3Config"]
 class TD3Config(DDPGConfig):
     """Hyperparameters of :class:`TD3`: DDPG's and PARL's three of TD3."""
 
-    actor_lr: float = Field(3e-4, gt=0.0)
+    actor_lr: float = Field(default=3e-4, gt=0.0)
     """Learning rate of the actor's Adam optimizer."""
 
-    critic_lr: float = Field(3e-4, gt=0.0)
+    critic_lr: float = Field(default=3e-4, gt=0.0)
     """Learning rate of the critics' Adam optimizer."""
 
     policy_noise: NonNegativeFloat = 0.2

@@ -16,7 +16,7 @@ __all__ = ["DQNConfig", "check_hidden"]
 class DQNConfig(AlgorithmConfig):
     """Hyperparameters of :class:`DQN` (and :class:`~parl_algos_dqn.ddqn.DDQN`)."""
 
-    gamma: float = Field(0.99, gt=0.0, le=1.0)
+    gamma: float = Field(default=0.99, gt=0.0, le=1.0)
     """Discount factor of future rewards, in (0, 1]."""
 
     lr: PositiveFloat = 1e-3

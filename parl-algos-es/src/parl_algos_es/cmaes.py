@@ -56,7 +56,7 @@ class CMAESConfig(AlgorithmConfig):
 
     sigma0: PositiveFloat = 0.1
     """Initial step size σ₀ (the search starts at the model's parameters)."""
-    population_size: int | None = Field(None, ge=2)
+    population_size: int | None = Field(default=None, ge=2)
     """λ, candidates per generation; ``None`` takes cma's default ``4 + ⌊3 ln n⌋``."""
 
 

@@ -33,20 +33,20 @@ class ESConfig(AlgorithmConfig):
     """Weight decay: ``l2_coeff · θ`` is added to the descent direction."""
     optimizer: OptimizerName = "adam"
     """The optimizer over the flat parameters: ``"sgd"``, ``"momentum"`` or ``"adam"``."""
-    momentum: float = Field(0.9, ge=0, lt=1)
+    momentum: float = Field(default=0.9, ge=0, lt=1)
     """μ of the momentum optimizer."""
-    beta1: float = Field(0.9, ge=0, lt=1)
+    beta1: float = Field(default=0.9, ge=0, lt=1)
     """β₁ of Adam."""
-    beta2: float = Field(0.999, ge=0, lt=1)
+    beta2: float = Field(default=0.999, ge=0, lt=1)
     """β₂ of Adam."""
     epsilon: PositiveFloat = 1e-8
     """ε of Adam."""
-    population_size: PositiveInt = Field(40, multiple_of=2)
+    population_size: PositiveInt = Field(default=40, multiple_of=2)
     """Candidates per generation when ``ask()`` is called without a count (pairs × 2)."""
     noise_table_size: PositiveInt = 25_000_000
     """Numbers in the shared noise table (float32: 100 MB by default); must exceed the
     parameter count."""
-    noise_table_seed: int = Field(123, ge=0)
+    noise_table_seed: int = Field(default=123, ge=0)
     """Seed of the shared noise table; learner and actors must use the same."""
 
 

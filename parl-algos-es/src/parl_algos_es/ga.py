@@ -22,7 +22,7 @@ __all__ = ["GA", "GAConfig"]
 class GAConfig(AlgorithmConfig):
     """Hyperparameters of :class:`GA`."""
 
-    population_size: int = Field(50, ge=2)
+    population_size: int = Field(default=50, ge=2)
     """Candidates per generation."""
     parents: PositiveInt = 10
     """Truncation selection: the best ``parents`` candidates breed the next generation."""

@@ -31,10 +31,10 @@ __all__ = ["IMPALA", "IMPALAConfig", "VTraceLoss"]
 class IMPALAConfig(AlgorithmConfig):
     """Hyperparameters of :class:`IMPALA` (PARL's names; defaults from its Atari config)."""
 
-    sample_batch_steps: int = Field(50, ge=2)
+    sample_batch_steps: int = Field(default=50, ge=2)
     """``T``: steps per trajectory; ``learn`` cuts its ``[B*T]`` batch into ``B`` of them."""
 
-    gamma: float = Field(0.99, ge=0.0, le=1.0)
+    gamma: float = Field(default=0.99, ge=0.0, le=1.0)
     """Discount factor."""
 
     vf_loss_coeff: NonNegativeFloat = 0.5

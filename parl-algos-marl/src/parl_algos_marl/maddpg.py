@@ -26,10 +26,10 @@ GRAD_CLIP_NORM = 0.5
 class MADDPGConfig(AlgorithmConfig):
     """Hyperparameters of :class:`MADDPG` (PARL's names; defaults of PARL's MPE example)."""
 
-    gamma: float = Field(0.95, gt=0.0, le=1.0)
+    gamma: float = Field(default=0.95, gt=0.0, le=1.0)
     """Discount factor of future rewards, in (0, 1]."""
 
-    tau: float = Field(0.01, gt=0.0, le=1.0)
+    tau: float = Field(default=0.01, gt=0.0, le=1.0)
     """Rate of the soft target update ``target = (1 - tau)·target + tau·model``."""
 
     actor_lr: PositiveFloat = 1e-2

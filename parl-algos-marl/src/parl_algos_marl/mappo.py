@@ -12,7 +12,7 @@ __all__ = ["MAPPO", "MAPPOConfig"]
 class MAPPOConfig(PPOConfig):
     """Hyperparameters of :class:`MAPPO`: PPO's, with the MAPPO paper's MPE defaults."""
 
-    clip_param: float = Field(0.2, gt=0.0, le=1.0)
+    clip_param: float = Field(default=0.2, gt=0.0, le=1.0)
     """Clip range ε of the probability ratio (and of the value change when clipping it)."""
 
     initial_lr: PositiveFloat = 7e-4

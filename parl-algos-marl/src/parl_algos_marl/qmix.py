@@ -27,7 +27,7 @@ class QMIXConfig(AlgorithmConfig):
     double_q: bool = True
     """Pick the next greedy actions with the online agent network (Double DQN)."""
 
-    gamma: float = Field(0.99, gt=0.0, le=1.0)
+    gamma: float = Field(default=0.99, gt=0.0, le=1.0)
     """Discount factor of future rewards, in (0, 1]."""
 
     lr: PositiveFloat = 5e-4

@@ -39,7 +39,7 @@ ADV_EPS = 1e-8
 class PPOConfig(AlgorithmConfig):
     """Hyperparameters of :class:`PPO` (PARL's names and defaults)."""
 
-    clip_param: float = Field(0.1, gt=0.0, le=1.0)
+    clip_param: float = Field(default=0.1, gt=0.0, le=1.0)
     """Clip range ε of the probability ratio (and of the value change when clipping it)."""
 
     value_loss_coef: NonNegativeFloat = 0.5
