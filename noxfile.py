@@ -361,6 +361,7 @@ RAY_EXAMPLE_RUNS = [
     ["examples/IMPALA/train.py", "--num-actors", "2", "--total-steps", "1000"],
     ["examples/A2C/train.py", "--total-steps", "1024", "--eval-every", "1024", "--quiet"],
     [*ES_TINY, "--num-actors", "2"],
+    [*MAPPO_TINY, "--num-actors", "2"],
 ]
 # Ray on 127.0.0.1 only, and no usage reports.
 RAY_LOOPBACK = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0"}
