@@ -58,7 +58,7 @@ def test_one_learn_matches_paddle(alpha, same_gaussian_noise) -> None:
 
 def test_cuda_without_a_gpu_is_a_clear_error_and_moves_nothing() -> None:
     if torch.cuda.is_available():
-        pytest.skip("this machine has a GPU: the device check runs in benchmarks/")
+        pytest.skip("this machine has a GPU: this test is of the error without one")
     algorithm = ac_torch.SAC(ac_torch.GaussianActorCritic(3, 1, (8,)), alpha="auto")
     with pytest.raises(ValueError, match=r"needs a GPU, but torch.cuda.is_available\(\) is False"):
         ac_torch.ContinuousAgent(algorithm, device="cuda")

@@ -66,7 +66,7 @@ def test_one_learn_matches_paddle(continuous: bool) -> None:
 
 def test_cuda_without_a_gpu_is_a_clear_error_and_moves_nothing() -> None:
     if torch.cuda.is_available():
-        pytest.skip("this machine has a GPU: the device check runs in benchmarks/")
+        pytest.skip("this machine has a GPU: this test is of the error without one")
     algorithm = ppo_torch.PPO(ppo_torch.DiscretePPOModel(4, 2))
     with pytest.raises(ValueError, match=r"needs a GPU, but torch.cuda.is_available\(\) is False"):
         ppo_torch.PPOAgent(algorithm, 0, device="cuda")
