@@ -12,8 +12,9 @@ The paddle classes are here, SAC on torch in :mod:`parl_algos_ac.torch` (same na
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from parl.core.lazy import lazy_attributes
 
 from parl_algos_ac.config import DDPGConfig, SACConfig
 
@@ -81,9 +82,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'parl_algos_ac' has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, _LAZY)

@@ -10,8 +10,9 @@ numpy-only modules import without paddle, in actors that only evaluate candidate
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from parl.core.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from parl_algos_es.agent import ESAgent
@@ -81,10 +82,9 @@ _MODULES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _MODULES:
-        return getattr(importlib.import_module(f"parl_algos_es.{_MODULES[name]}"), name)
-    raise AttributeError(f"module 'parl_algos_es' has no attribute {name!r}")
+__getattr__ = lazy_attributes(
+    __name__, {name: f"parl_algos_es.{module}" for name, module in _MODULES.items()}
+)
 
 
 def __dir__() -> list[str]:

@@ -10,8 +10,9 @@ either framework alone is enough.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from parl.core.lazy import lazy_attributes
 
 from parl_algos_pg.ppo_config import PPOConfig, PPOStats
 
@@ -42,9 +43,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'parl_algos_pg' has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, _LAZY)

@@ -17,8 +17,9 @@ Examples:
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from parl.core.lazy import lazy_attributes
 
 # The exceptions module imports nothing heavy, so its names are bound eagerly.
 from parl.remote.exceptions import (
@@ -82,13 +83,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'parl.remote' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, _WHERE)
 
 
 def __dir__() -> list[str]:

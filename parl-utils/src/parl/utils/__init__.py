@@ -11,9 +11,9 @@ wrappers live in :mod:`parl.env`.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from parl.core.lazy import lazy_attributes
 from parl.utils import globvars, logger, machine_info, np_utils, path_utils, summary, utils
 from parl.utils.csv_logger import CSVLogger
 from parl.utils.globvars import GlobalConfig, global_config
@@ -145,10 +145,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'parl.utils' has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 def __dir__() -> list[str]:

@@ -10,8 +10,9 @@ whatever the selection, so one process may use both backends. They are loaded on
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from parl.core.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from parl.core.torch.agent import Agent
@@ -27,9 +28,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'parl.core.torch' has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, _LAZY)
