@@ -2,8 +2,9 @@
 
 Importing a submodule of ``parl.core`` other than :mod:`parl.core.config`,
 :mod:`parl.core.errors`, :mod:`parl.core.files`, :mod:`parl.core.lazy` and
-:mod:`parl.core.tensor_files` imports paddle. ``import parl`` calls :func:`prefer_fast_mkl_kernels` and :func:`quiet_paddle` first,
-so that paddle, whenever it loads or first computes, finds its MKL and its logging set up.
+:mod:`parl.core.tensor_files` imports paddle. ``import parl`` calls
+:func:`prefer_fast_mkl_kernels` and :func:`quiet_paddle` first, so that paddle, whenever it
+loads or first computes, finds its MKL and its logging set up.
 """
 
 from __future__ import annotations
