@@ -57,6 +57,20 @@ def make_env() -> Any:
     return simple_spread_v3.parallel_env(N=3, local_ratio=0, max_cycles=25)
 
 
+def agent_sizes(env: Any) -> tuple[list[int], list[int], int, list[Any]]:
+    """Each agent's observation and action sizes, the critics' input size (every observation
+    and action), and the action spaces: what both MADDPG classes are built from."""
+    names = env.possible_agents
+    obs_dims = [env.observation_space(n).shape[0] for n in names]
+    act_dims = [int(env.action_space(n).n) for n in names]
+    return obs_dims, act_dims, sum(obs_dims) + sum(act_dims), [env.action_space(n) for n in names]
+
+
+def maddpg_options() -> dict[str, Any]:
+    """The MADDPG constructor's hyperparameters, the same for both classes."""
+    return {key: SETTINGS[key] for key in ("gamma", "tau", "actor_lr", "critic_lr")}
+
+
 def run_loop(
     env: Any, agents: Sequence[Any], steps: int, to_env: Callable[[Any], int]
 ) -> dict[str, Any]:
@@ -98,23 +112,11 @@ def _ours(steps: int, learn_every: int, min_memory_size: int) -> dict[str, Any]:
 
     parl.set_seed(0)
     env = make_env()
-    names = env.possible_agents
-    obs_dims = [env.observation_space(n).shape[0] for n in names]
-    act_dims = [int(env.action_space(n).n) for n in names]
-    critic_in = sum(obs_dims) + sum(act_dims)
-    spaces = [env.action_space(n) for n in names]
+    obs_dims, act_dims, critic_in, spaces = agent_sizes(env)
     agents = []
-    for i in range(len(names)):
+    for i in range(len(obs_dims)):
         model = MAModel(obs_dims[i], act_dims[i], critic_in)
-        alg = MADDPG(
-            model,
-            agent_index=i,
-            act_space=spaces,
-            gamma=SETTINGS["gamma"],
-            tau=SETTINGS["tau"],
-            actor_lr=SETTINGS["actor_lr"],
-            critic_lr=SETTINGS["critic_lr"],
-        )
+        alg = MADDPG(model, agent_index=i, act_space=spaces, **maddpg_options())
         agents.append(
             MADDPGAgent(
                 alg,
@@ -210,22 +212,11 @@ def _parl221(steps: int, learn_every: int, min_memory_size: int) -> dict[str, An
             return float(self.alg.learn(obs_n, act_n, target_q))
 
     env = make_env()
-    names = env.possible_agents
-    obs_dims = [env.observation_space(n).shape[0] for n in names]
-    act_dims = [int(env.action_space(n).n) for n in names]
-    critic_in = sum(obs_dims) + sum(act_dims)
-    spaces = [env.action_space(n) for n in names]
+    obs_dims, act_dims, critic_in, spaces = agent_sizes(env)
     agents = []
-    for i in range(len(names)):
-        alg = MADDPG(
-            Model(obs_dims[i], act_dims[i], critic_in),
-            agent_index=i,
-            act_space=spaces,
-            gamma=SETTINGS["gamma"],
-            tau=SETTINGS["tau"],
-            actor_lr=SETTINGS["actor_lr"],
-            critic_lr=SETTINGS["critic_lr"],
-        )
+    for i in range(len(obs_dims)):
+        model = Model(obs_dims[i], act_dims[i], critic_in)
+        alg = MADDPG(model, agent_index=i, act_space=spaces, **maddpg_options())
         agents.append(Agent(alg, i, obs_dims, act_dims))
     return run_loop(env, agents, steps, lambda act: int(np.argmax(act)))
 
