@@ -84,7 +84,11 @@ DQN_BUCKETS: list[Bucket] = [
         "index draw + numpy gather (+ one to_tensor per field when sampling tensors)",
     ),
     ("learn (total)", [("parl_algos_dqn/agent.py", "learn")], "everything below"),
-    ("· checks + conversion", [("parl_algos_dqn/dqn.py", "_check_batch")], "as_batch_* per step"),
+    (
+        "· checks + conversion",
+        [("parl/core/transitions.py", "as_transitions")],
+        "as_batch_* per step",
+    ),
     ("· target (no grad)", [("", "_next_value")], "bootstrap value"),
     ("· forward + loss", [("parl_algos_dqn/dqn.py", "_q_values")], "all forwards incl. target"),
     ("· backward", [("", "backward")], "Tensor.backward"),

@@ -9,14 +9,13 @@ Finished sub-environments reset in the same step, so every step gives one real t
 environment; ``next_obs`` is the final observation where an episode ended, and transitions are
 stored with ``terminal = terminated``, so episodes cut by the time limit still bootstrap.
 
-``--backend torch`` trains the torch classes (``parl_algos_dqn.torch``) with the same settings,
-``--device cuda`` on a GPU.
+``--backend torch`` trains the same classes on torch with the same settings, ``--device cuda``
+on a GPU.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import importlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
@@ -37,6 +36,8 @@ from parl.utils import (
 )
 
 import gymnasium as gym
+
+from parl_algos_dqn import DQNAgent, DuelingQNetwork, QNetwork
 
 
 @dataclasses.dataclass(frozen=True)
@@ -105,15 +106,7 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
     save_config(args, run_dir)
     summary.set_logdir(run_dir)
     backend = args.backend or parl.get_backend()
-    if backend == "paddle" and args.device != "cpu":
-        raise ValueError(
-            f"--device {args.device} needs --backend torch; this example runs paddle on the CPU"
-        )
     parl.set_seed(args.seed, backend=backend)
-    # The family's classes for the backend: parl_algos_dqn (paddle) or parl_algos_dqn.torch.
-    family = importlib.import_module(
-        "parl_algos_dqn.torch" if backend == "torch" else "parl_algos_dqn"
-    )
 
     envs = make_vector_env(args.env_id, args.num_envs)
     obs_space, act_space = envs.single_observation_space, envs.single_action_space
@@ -123,21 +116,20 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
             "this example needs flat Box observations and Discrete actions"
         )
     obs_dim, act_dim = obs_space.shape[0], int(act_space.n)
-    network = family.DuelingQNetwork if args.dueling else family.QNetwork
-    algorithm = parl.algorithms.get(args.algo, backend=backend)(
-        network(obs_dim, act_dim, args.hidden_sizes),
+    network = DuelingQNetwork if args.dueling else QNetwork
+    algorithm = parl.algorithms.get(args.algo)(
+        network(obs_dim, act_dim, args.hidden_sizes, backend=backend),
         gamma=args.gamma,
         lr=args.lr,
         loss=args.loss,
         max_grad_norm=args.max_grad_norm,
     )
-    on_device = {"device": args.device} if backend == "torch" else {}
-    agent = family.DQNAgent(
+    agent = DQNAgent(
         algorithm,
         act_dim,
         target_update_interval=args.target_update_interval,
         seed=args.seed,
-        **on_device,
+        device=args.device,
     )
     rpm = ReplayMemory(args.buffer_size, obs_dim=obs_dim, act_dim=0, seed=args.seed)
     exploration = LinearDecayScheduler(

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
-
 import parl
 from parl.core.errors import ModelContractError
 from parl.testing import AlgorithmContract, BadInput, registered_algorithm
+from parl.testing.contract import copy_weights_across, max_weight_difference
 from parl.utils.replay_memory import ReplayMemory
 
 import numpy as np
@@ -22,24 +20,18 @@ EYE = np.eye(4, dtype=np.float32)
 
 
 class DQNContract(AlgorithmContract):
-    """The suite once per backend: the paddle classes and the torch ones (marker ``torch``)."""
+    """The suite once per backend: the same classes on paddle and on torch (marker ``torch``)."""
 
     backends = ("paddle", "torch")
     train_steps = 400
     short_train_steps = 130
 
-    def family(self) -> ModuleType:
-        """``parl_algos_dqn`` or ``parl_algos_dqn.torch``: the running backend's classes."""
-        return importlib.import_module(
-            "parl_algos_dqn.torch" if self.backend == "torch" else "parl_algos_dqn"
-        )
-
     def make_agent(self, seed, **config):
         parl.set_seed(seed, backend=self.backend)
-        network = self.family().QNetwork(4, 4, hidden_sizes=(32,))
+        network = QNetwork(4, 4, hidden_sizes=(32,), backend=self.backend)
         algorithm = self.algorithm_class(network, gamma=0.9, lr=5e-3, **config)
         # Syncs every 5 learn steps, so that the resume test crosses a sync.
-        return self.family().DQNAgent(algorithm, act_dim=4, target_update_interval=5, seed=seed)
+        return DQNAgent(algorithm, act_dim=4, target_update_interval=5, seed=seed)
 
     def explore(self, agent, obs):
         return agent.sample(obs, epsilon=0.5)
@@ -64,7 +56,6 @@ class DQNContract(AlgorithmContract):
 
     def bad_inputs(self, agent):
         obs, act, rew = EYE[:3], np.zeros(3, np.int64), np.zeros(3, np.float32)
-        DQNAgent, QNetwork = self.family().DQNAgent, self.family().QNetwork
         yield from (
             BadInput(
                 "observations the model was not built for",
@@ -116,7 +107,7 @@ class DQNContract(AlgorithmContract):
             ),
             BadInput(
                 "gamma above 1",
-                lambda: self.algorithm_class(QNetwork(4, 4), gamma=1.5),
+                lambda: self.algorithm_class(QNetwork(4, 4, backend=self.backend), gamma=1.5),
                 pydantic.ValidationError,
                 "gamma",
             ),
@@ -206,3 +197,23 @@ def test_agent_syncs_target_every_interval(rng) -> None:
         model, target = agent.alg.model.get_weights(), agent.alg.target_model.get_weights()
         same = all(np.array_equal(model[k], target[k]) for k in model)
         assert same == (step == 3)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("cls", ALGOS)
+def test_huber_loss_is_the_same_on_both_backends(cls) -> None:
+    """paddle's smooth_l1_loss(delta) is torch's huber_loss(delta), not smooth_l1_loss(beta)."""
+    pytest.importorskip("torch")
+    agents = {
+        backend: DQNAgent(
+            cls(QNetwork(4, 4, (8,), backend=backend), loss="huber", huber_delta=0.3, lr=0.1),
+            act_dim=4,
+        )
+        for backend in ("paddle", "torch")
+    }
+    copy_weights_across(agents["paddle"], agents["torch"])
+    rng = np.random.default_rng(0)
+    batch = (rng.random((16, 4)), rng.integers(0, 4, 16), 5 * rng.random(16), rng.random((16, 4)))
+    losses = [float(agent.learn(*batch, np.zeros(16))) for agent in agents.values()]
+    assert losses[0] == pytest.approx(losses[1], rel=1e-5)
+    assert max_weight_difference(agents["paddle"], agents["torch"]) < 1e-5

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import paddle
+from parl.core.ops import Tensor
 
 from parl_algos_dqn.dqn import DQN, DQNConfig
 
@@ -25,8 +25,7 @@ class DDQN(DQN):
         >>> alg = DDQN(QNetwork(obs_dim=4, act_dim=2), gamma=0.99, lr=1e-3)
     """
 
-    def _next_value(self, next_obs: paddle.Tensor) -> paddle.Tensor:
+    def _next_value(self, next_obs: Tensor) -> Tensor:
         """The bootstrap value ``Q_target(s', argmax_a' Q(s', a'))``, shape ``[B]``."""
-        best = self._q_values(self.model, next_obs).argmax(axis=1, keepdim=True)
-        target_q = self._q_values(self.target_model, next_obs)
-        return paddle.take_along_axis(target_q, best, axis=1).squeeze(1)
+        best = self.ops.argmax(self._q_values(self.model, next_obs), axis=1)
+        return self.ops.take_along(self._q_values(self.target_model, next_obs), best)

@@ -1,27 +1,37 @@
-"""Deep Q-Network (DQN) and its hyperparameters."""
+"""Deep Q-Network (DQN) and its hyperparameters, written once for paddle and torch."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
-from parl.core.batch import (
-    BatchLike,
-    as_batch_actions,
-    as_batch_obs,
-    as_batch_vector,
-    to_tensor,
-)
-from parl.core.optim import clip_grad_norm_
-from parl.core.paddle import Algorithm, Model
-from parl.core.target import make_target, update_target
+from parl.core.config import AlgorithmConfig
+from parl.core.neutral import Algorithm
+from parl.core.ops import Tensor
+from parl.core.transitions import as_transitions
 
-import paddle
-import paddle.nn.functional as F
-
-from parl_algos_dqn.config import DQNConfig
+from pydantic import Field, PositiveFloat
 
 __all__ = ["DQN", "DQNConfig"]
+
+
+class DQNConfig(AlgorithmConfig):
+    """Hyperparameters of :class:`DQN` (and :class:`~parl_algos_dqn.ddqn.DDQN`)."""
+
+    gamma: float = Field(default=0.99, gt=0.0, le=1.0)
+    """Discount factor of future rewards, in (0, 1]."""
+
+    lr: PositiveFloat = 1e-3
+    """Learning rate of the Adam optimizer of the Q-network."""
+
+    loss: Literal["mse", "huber"] = "mse"
+    """The TD loss, "mse" (mean squared error, PARL's default) or "huber" (smooth L1)."""
+
+    huber_delta: PositiveFloat = 1.0
+    """Where the Huber loss turns from quadratic to linear; used only with loss="huber"."""
+
+    max_grad_norm: PositiveFloat | None = None
+    """Clip the global gradient norm to this value before each step; None disables clipping."""
 
 
 class DQN(Algorithm):
@@ -31,16 +41,17 @@ class DQN(Algorithm):
 
     Learns action values ``Q(s, a)`` by regressing on the one-step target
     ``r + gamma * (1 - terminal) * max_a' Q_target(s', a')``, where ``Q_target`` is a copy of
-    the model that :meth:`sync_target` refreshes (:func:`parl.core.target.update_target`:
-    parameters and buffers). The target is computed without gradients. ``predict`` gives the
-    observation to the model as it is, so one unbatched observation works as in PARL 2.x.
+    the model that :meth:`sync_target` refreshes (parameters and buffers). The target is
+    computed without gradients. ``predict`` gives the observation to the model as it is, so
+    one unbatched observation works as in PARL 2.x. It runs on the framework of its model
+    (paddle or torch) and, on torch, on the model's device.
 
     ``terminal`` must mark *terminated* transitions only (the MDP ended: ``terminated`` from
     gymnasium). A transition cut by a time limit (``truncated``) is stored with
     ``terminal=0`` so that its target still bootstraps from ``next_obs``.
 
     Args:
-        model: a :class:`parl.Model` whose ``forward(obs)`` returns Q values ``[B, act_dim]``.
+        model: a ``parl.Model`` whose ``forward(obs)`` returns Q values ``[B, act_dim]``.
         gamma: discount factor; overrides ``config``.
         lr: learning rate; overrides ``config``.
         config: a :class:`DQNConfig` or a mapping of its fields.
@@ -54,13 +65,11 @@ class DQN(Algorithm):
 
     Config = DQNConfig
     config: DQNConfig
-    model: Model
-    target_model: Model
     required_model_methods = ("forward",)
 
     def __init__(
         self,
-        model: Model,
+        model: Any,
         gamma: float | None = None,
         lr: float | None = None,
         *,
@@ -72,29 +81,17 @@ class DQN(Algorithm):
                 f"{type(self).__name__} needs a parl.Model that maps obs to Q values, got None"
             )
         super().__init__(model, config=config, gamma=gamma, lr=lr, **options)
-        self.target_model = make_target(model)
+        self.target_model = self.ops.make_target(model)
         # Walking the layer tree for its parameters costs more than a small layer's matmul.
-        self._parameters = self.model.parameters()
-        # One fused update for all parameters: fewer per-op dispatches on small networks.
-        self.optimizer = paddle.optimizer.Adam(
-            learning_rate=self.config.lr,
-            parameters=self._parameters,
-            use_multi_tensor=True,
-        )
+        self._parameters = list(self.model.parameters())
+        self.optimizer = self.ops.adam(self._parameters, lr=self.config.lr)
 
-    def predict(self, obs: paddle.Tensor) -> paddle.Tensor:
+    def predict(self, obs: Any) -> Tensor:
         """Return the Q values ``[B, act_dim]`` (``[act_dim]`` for one observation), no grad."""
-        with paddle.no_grad():
-            return self.model(to_tensor(obs, "float32"))
+        with self.ops.no_grad():
+            return self.model(self.ops.to_tensor(obs, "float32", self.device))
 
-    def learn(
-        self,
-        obs: BatchLike,
-        action: BatchLike,
-        reward: BatchLike,
-        next_obs: BatchLike,
-        terminal: BatchLike,
-    ) -> paddle.Tensor:
+    def learn(self, obs: Any, action: Any, reward: Any, next_obs: Any, terminal: Any) -> Tensor:
         """Take one gradient step on a batch of transitions and return the TD loss.
 
         Args:
@@ -110,21 +107,15 @@ class DQN(Algorithm):
             The scalar loss as a tensor (call ``float()`` on it only when you log it, which
             saves a host round trip per step).
         """
-        obs, action, reward, next_obs, terminal = self._check_batch(
-            obs, action, reward, next_obs, terminal
-        )
-        with paddle.no_grad():
-            next_value = self._next_value(next_obs)
-            target = reward + (1.0 - terminal) * self.config.gamma * next_value
-        q_values = self._q_values(self.model, obs)
-        chosen = paddle.take_along_axis(q_values, action.unsqueeze(1), axis=1).squeeze(1)
+        batch = as_transitions(self, obs, action, reward, next_obs, terminal)
+        with self.ops.no_grad():
+            target = batch.reward + (1.0 - batch.terminal) * self.config.gamma * self._next_value(
+                batch.next_obs
+            )
+        chosen = self.ops.take_along(self._q_values(self.model, batch.obs), batch.action)
         loss = self._td_loss(chosen, target)
-        self.optimizer.clear_grad()
-        loss.backward()
-        if self.config.max_grad_norm is not None:
-            clip_grad_norm_(self._parameters, self.config.max_grad_norm)
-        self.optimizer.step()
-        return loss
+        self.ops.step(self.optimizer, loss, self._parameters, self.config.max_grad_norm)
+        return loss.detach()
 
     def sync_target(self, decay: float | None = None) -> None:
         """Copy the model into the target model; with ``decay``, a soft (Polyak) update.
@@ -133,21 +124,21 @@ class DQN(Algorithm):
             decay: the weight kept by the target, ``target = decay*target + (1-decay)*model``;
                 None or 0 makes a hard copy.
         """
-        update_target(self.model, self.target_model, decay=0.0 if decay is None else decay)
+        self.ops.update_target(self.model, self.target_model, 0.0 if decay is None else decay)
 
-    def _next_value(self, next_obs: paddle.Tensor) -> paddle.Tensor:
+    def _next_value(self, next_obs: Tensor) -> Tensor:
         """The bootstrap value ``max_a' Q_target(s', a')``, shape ``[B]``."""
-        return self._q_values(self.target_model, next_obs).max(axis=1)
+        return self.ops.max(self._q_values(self.target_model, next_obs), axis=1)
 
-    def _td_loss(self, chosen: paddle.Tensor, target: paddle.Tensor) -> paddle.Tensor:
+    def _td_loss(self, chosen: Tensor, target: Tensor) -> Tensor:
         if self.config.loss == "huber":
-            return F.smooth_l1_loss(chosen, target, delta=self.config.huber_delta)
-        return F.mse_loss(chosen, target)
+            return self.ops.huber_loss(chosen, target, self.config.huber_delta)
+        return self.ops.mse_loss(chosen, target)
 
-    def _q_values(self, model: Model, obs: paddle.Tensor) -> paddle.Tensor:
+    def _q_values(self, model: Any, obs: Tensor) -> Tensor:
         try:
             q_values = model(obs)
-        except ValueError as exc:
+        except (ValueError, RuntimeError) as exc:
             raise ValueError(
                 f"{type(self).__name__}: the model could not take observations of shape "
                 f"{list(obs.shape)}; feed [batch, *obs_shape] with the obs_shape the model was "
@@ -159,24 +150,3 @@ class DQN(Algorithm):
                 f"got shape {list(q_values.shape)} for a batch of {obs.shape[0]}"
             )
         return q_values
-
-    def _check_batch(
-        self, obs: Any, action: Any, reward: Any, next_obs: Any, terminal: Any
-    ) -> tuple[paddle.Tensor, paddle.Tensor, paddle.Tensor, paddle.Tensor, paddle.Tensor]:
-        """Convert and check a batch: obs ``[B, ...]``, int64 actions and float ``[B]`` vectors."""
-        where = f"{type(self).__name__}.learn"
-        obs = as_batch_obs(obs, where)
-        next_obs = as_batch_obs(next_obs, where, "next_obs")
-        if list(obs.shape) != list(next_obs.shape):
-            raise ValueError(
-                f"{where} needs obs and next_obs of the same shape [batch, *obs_shape], "
-                f"got {list(obs.shape)} and {list(next_obs.shape)}"
-            )
-        batch = obs.shape[0]
-        return (
-            obs,
-            as_batch_actions(action, batch, where),
-            as_batch_vector(reward, batch, "reward", where),
-            next_obs,
-            as_batch_vector(terminal, batch, "terminal", where),
-        )

@@ -2,8 +2,9 @@
 
 ``parl.algorithms`` holds the paddle implementations (the group's name is older than the second
 backend, and every paddle plugin written so far uses it), ``parl.algorithms.torch`` the torch
-ones. A family that ships both registers one name in each group; a name is looked up in the
-selected backend's group (:func:`parl.get_backend`) or in the one asked for.
+ones. A class written once for both (:class:`parl.core.neutral.Algorithm`) is registered under
+one name in each group; a name is looked up in the selected backend's group
+(:func:`parl.get_backend`) or in the one asked for.
 """
 
 from __future__ import annotations
@@ -170,13 +171,15 @@ class Registry:
     def register(self, name: str, cls: type[Algorithm]) -> None:
         """Register ``cls`` as ``name`` of its backend, in this process only."""
         validate_algorithm_class(cls, f"{cls.__module__}:{cls.__qualname__}")
-        backend = cls.backend.name
+        backends = runs_on(cls)
         with self._lock:
-            if (backend, name) in self._extra or name in self._scan(backend):
-                raise DuplicateAlgorithmError(
-                    f"algorithm {name!r} is already registered for {backend}"
-                )
-            self._extra[(backend, name)] = cls
+            for backend in backends:
+                if (backend, name) in self._extra or name in self._scan(backend):
+                    raise DuplicateAlgorithmError(
+                        f"algorithm {name!r} is already registered for {backend}"
+                    )
+            for backend in backends:
+                self._extra[(backend, name)] = cls
 
     def unregister(self, name: str, backend: str | None = None) -> None:
         """Remove a name added with :meth:`register` (of ``backend``, or of either)."""
@@ -238,6 +241,16 @@ class Registry:
         return [entry for found in self._scan(backend).values() for entry in found]
 
 
+def runs_on(cls: type) -> tuple[str, ...]:
+    """The frameworks an algorithm class runs on: its ``backends`` (a class written once for
+    both), else its one ``backend``'s name; empty for a class that names neither."""
+    backends = getattr(cls, "backends", None)
+    if backends is not None:
+        return tuple(backends)
+    backend = getattr(cls, "backend", None)
+    return (backend.name,) if backend is not None else ()
+
+
 def validate_algorithm_class(obj: object, where: str, backend: str | None = None) -> None:
     """Raise :class:`PluginLoadError` unless ``obj`` is an Algorithm with a pydantic ``Config``.
 
@@ -252,16 +265,18 @@ def validate_algorithm_class(obj: object, where: str, backend: str | None = None
 
     if not (isinstance(obj, type) and issubclass(obj, AlgorithmBase)):
         raise PluginLoadError(f"{where} is {obj!r}, not a subclass of parl.Algorithm")
-    if not hasattr(obj, "backend"):
+    backends = runs_on(obj)
+    if not backends:
         raise PluginLoadError(
             f"{where}: {obj.__name__} subclasses no backend's Algorithm; subclass "
-            "parl.core.paddle.Algorithm or parl.core.torch.Algorithm"
+            "parl.core.paddle.Algorithm, parl.core.torch.Algorithm or (for both) "
+            "parl.core.neutral.Algorithm"
         )
-    if backend is not None and obj.backend.name != backend:
+    if backend is not None and backend not in backends:
         raise PluginLoadError(
             f"{where} is registered in the {GROUPS[backend]!r} group ({backend}), but "
-            f"{obj.__name__} is a {obj.backend.name} algorithm; register it under "
-            f"{GROUPS[obj.backend.name]!r}"
+            f"{obj.__name__} is a {backends[0]} algorithm; register it under "
+            f"{GROUPS[backends[0]]!r}"
         )
     config = getattr(obj, "Config", None)
     if not (isinstance(config, type) and issubclass(config, BaseModel)):

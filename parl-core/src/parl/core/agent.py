@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 from parl.core.algorithm import Algorithm, check_model_method
 from parl.core.backend import Backend
-from parl.core.base import WEIGHTS_FORMAT, AgentBase, AlgorithmBase
+from parl.core.base import WEIGHTS_FORMAT, AgentBase
 from parl.core.model import Model
 from parl.core.paddle.backend import BACKEND
 
@@ -50,7 +50,6 @@ class Agent(AgentBase):
     """
 
     backend: ClassVar[Backend] = BACKEND
-    algorithm_class: ClassVar[type[AlgorithmBase]] = Algorithm
     alg: Any
 
     def __init__(self, algorithm: Algorithm) -> None:

@@ -192,16 +192,14 @@ class AgentBase:
     """
 
     backend: ClassVar[Backend]
-    algorithm_class: ClassVar[type[AlgorithmBase]]
-    """The backend's ``parl.Algorithm``."""
     checkpoint_state: ClassVar[tuple[str, ...]] = ()
     """Attributes of the agent that :meth:`save_checkpoint` saves, as
     ``parl.Algorithm.checkpoint_state`` (e.g. a step counter and an exploration generator:
     ``("learn_steps", "rng")``)."""
 
     def __init__(self, algorithm: AlgorithmBase) -> None:
-        if not isinstance(algorithm, self.algorithm_class):
-            other = getattr(getattr(algorithm, "backend", None), "name", None)
+        other = getattr(getattr(algorithm, "backend", None), "name", None)
+        if not isinstance(algorithm, AlgorithmBase) or other != self.backend.name:
             hint = f" (an algorithm of the {other} backend)" if other else ""
             raise TypeError(
                 f"Agent ({self.backend.name}) needs a parl.Algorithm of the {self.backend.name} "

@@ -63,10 +63,11 @@ __getattr__ = lazy_attributes(__name__, _LAZY)
 @contextmanager
 def registered_algorithm(name: str, cls: type[Algorithm]) -> Iterator[type[Algorithm]]:
     """Make ``cls`` available as ``parl.algorithms.get(name)`` inside the ``with`` block."""
-    from parl.algorithms._registry import registry
+    from parl.algorithms._registry import registry, runs_on
 
     registry.register(name, cls)
     try:
         yield cls
     finally:
-        registry.unregister(name, cls.backend.name)
+        for backend in runs_on(cls):
+            registry.unregister(name, backend)

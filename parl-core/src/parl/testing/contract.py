@@ -77,6 +77,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AlgorithmContract",
     "BadInput",
+    "copy_weights_across",
     "identity_score",
     "max_weight_difference",
     "training_state",
@@ -206,7 +207,9 @@ class AlgorithmContract:
 
     def _backends(self) -> tuple[str, ...]:
         if self.algorithm_name is None:
-            return (type(self).algorithm_class.backend.name,)
+            from parl.algorithms._registry import runs_on
+
+            return runs_on(type(self).algorithm_class)[:1]
         return self.backends
 
     def __init_subclass__(cls, **kwargs: Any) -> None:

@@ -1,0 +1,200 @@
+"""The ops interface (:mod:`parl.core.ops`) on paddle: what framework-free update rules call.
+
+Every function here has a namesake of the same meaning in :mod:`parl.core.torch.ops`; the
+interface is described in :mod:`parl.core.ops`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from parl.core.batch import (
+    as_batch_actions,
+    as_batch_continuous_actions,
+    as_batch_obs,
+    as_batch_vector,
+    check_action_range,
+)
+from parl.core.model import Model
+from parl.core.optim import clip_grad_norm_
+from parl.core.paddle.backend import BACKEND
+from parl.core.paddle.tensors import to_numpy
+from parl.core.target import make_target, update_target
+
+import numpy as np
+import paddle
+import paddle.nn.functional as F
+from paddle import nn
+
+__all__ = [
+    "BACKEND",
+    "Model",
+    "adam",
+    "argmax",
+    "as_batch_actions",
+    "as_batch_continuous_actions",
+    "as_batch_obs",
+    "as_batch_vector",
+    "check_action_range",
+    "clip",
+    "concat",
+    "device_of",
+    "huber_loss",
+    "make_target",
+    "max",
+    "maximum",
+    "mean",
+    "min",
+    "minimum",
+    "move",
+    "move_algorithm",
+    "mse_loss",
+    "nn",
+    "no_grad",
+    "resolve_device",
+    "stack",
+    "step",
+    "sum",
+    "take_along",
+    "to_numpy",
+    "to_tensor",
+    "update_target",
+    "where",
+]
+
+no_grad = paddle.no_grad
+minimum = paddle.minimum
+maximum = paddle.maximum
+where = paddle.where
+
+
+def to_tensor(value: Any, dtype: str = "float32", device: Any = None) -> paddle.Tensor:
+    """``value`` (numpy, a list or a tensor) as a tensor of ``dtype`` (paddle's current place)."""
+    if isinstance(value, paddle.Tensor):
+        target = getattr(paddle, dtype)
+        return value if value.dtype == target else value.astype(target)
+    return paddle.to_tensor(np.asarray(value, dtype=dtype))
+
+
+def move(tensor: paddle.Tensor, device: Any) -> paddle.Tensor:
+    """``tensor`` on ``device``; paddle computes where its tensors were made, so it is kept."""
+    return tensor
+
+
+# -- math ------------------------------------------------------------------------------------
+
+
+def mean(x: paddle.Tensor, axis: int | None = None, keepdim: bool = False) -> paddle.Tensor:
+    """The mean over ``axis`` (all entries when None)."""
+    return x.mean(axis=axis, keepdim=keepdim)
+
+
+def sum(x: paddle.Tensor, axis: int | None = None, keepdim: bool = False) -> paddle.Tensor:
+    """The sum over ``axis`` (all entries when None)."""
+    return x.sum(axis=axis, keepdim=keepdim)
+
+
+def max(x: paddle.Tensor, axis: int, keepdim: bool = False) -> paddle.Tensor:
+    """The largest entry along ``axis`` (values only)."""
+    return x.max(axis=axis, keepdim=keepdim)
+
+
+def min(x: paddle.Tensor, axis: int, keepdim: bool = False) -> paddle.Tensor:
+    """The smallest entry along ``axis`` (values only)."""
+    return x.min(axis=axis, keepdim=keepdim)
+
+
+def argmax(x: paddle.Tensor, axis: int, keepdim: bool = False) -> paddle.Tensor:
+    """The int64 index of the largest entry along ``axis``."""
+    return x.argmax(axis=axis, keepdim=keepdim)
+
+
+def take_along(values: paddle.Tensor, index: paddle.Tensor) -> paddle.Tensor:
+    """``values[b, index[b]]`` for values ``[B, N]`` and int64 indices ``[B]``: shape ``[B]``."""
+    return paddle.take_along_axis(values, index.unsqueeze(1), axis=1).squeeze(1)
+
+
+def clip(x: paddle.Tensor, low: float | None = None, high: float | None = None) -> paddle.Tensor:
+    """``x`` limited to ``[low, high]`` (either bound may be None)."""
+    return paddle.clip(x, min=low, max=high)
+
+
+def concat(tensors: Sequence[paddle.Tensor], axis: int = 0) -> paddle.Tensor:
+    """The tensors joined along an existing ``axis``."""
+    return paddle.concat(list(tensors), axis=axis)
+
+
+def stack(tensors: Sequence[paddle.Tensor], axis: int = 0) -> paddle.Tensor:
+    """The tensors joined along a new ``axis``."""
+    return paddle.stack(list(tensors), axis=axis)
+
+
+# -- losses ----------------------------------------------------------------------------------
+
+
+def mse_loss(prediction: paddle.Tensor, target: paddle.Tensor) -> paddle.Tensor:
+    """The mean squared error, a scalar."""
+    return F.mse_loss(prediction, target)
+
+
+def huber_loss(prediction: paddle.Tensor, target: paddle.Tensor, delta: float) -> paddle.Tensor:
+    """The mean Huber (smooth L1) loss, quadratic within ``delta`` and linear outside."""
+    return F.smooth_l1_loss(prediction, target, delta=delta)
+
+
+# -- optimizer and gradients -----------------------------------------------------------------
+
+
+def adam(parameters: Iterable[paddle.Tensor], lr: float) -> paddle.optimizer.Adam:
+    """An Adam optimizer over ``parameters`` (one fused update: fewer dispatches on small nets)."""
+    return paddle.optimizer.Adam(
+        learning_rate=lr, parameters=list(parameters), use_multi_tensor=True
+    )
+
+
+def step(
+    optimizer: paddle.optimizer.Optimizer,
+    loss: paddle.Tensor,
+    parameters: Sequence[paddle.Tensor] = (),
+    max_grad_norm: float | None = None,
+) -> None:
+    """One gradient step: clear the gradients, backpropagate ``loss``, clip, update.
+
+    Args:
+        parameters: the parameters whose gradient norm ``max_grad_norm`` bounds.
+        max_grad_norm: clip the global gradient norm to this value; None does not clip.
+    """
+    optimizer.clear_grad()
+    loss.backward()
+    if max_grad_norm is not None:
+        clip_grad_norm_(parameters, max_grad_norm)
+    optimizer.step()
+
+
+# -- devices ---------------------------------------------------------------------------------
+
+
+def resolve_device(device: Any) -> str:
+    """``device`` checked: paddle runs where ``paddle.set_device`` put it, so only ``"cpu"``.
+
+    Raises:
+        ValueError: any other device; the message says how paddle is put on a GPU.
+    """
+    if device is None or str(device) == "cpu":
+        return "cpu"
+    raise ValueError(
+        f"device={device!r}: PARL's paddle backend takes no device argument; paddle computes on "
+        "the place set by paddle.set_device('gpu') before the model is built, or pass "
+        "device='cpu'"
+    )
+
+
+def device_of(model: paddle.nn.Layer) -> str:
+    """Where paddle computes (its current place, ``"cpu"`` on a CPU build)."""
+    return str(paddle.get_device())
+
+
+def move_algorithm(algorithm: Any, device: Any) -> str:
+    """Check ``device`` for ``algorithm`` (paddle moves nothing) and return its name."""
+    return resolve_device(device)

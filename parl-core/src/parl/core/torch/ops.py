@@ -1,0 +1,213 @@
+"""The ops interface (:mod:`parl.core.ops`) on torch: what framework-free update rules call.
+
+Every function here has a namesake of the same meaning in :mod:`parl.core.paddle.ops`; the
+interface is described in :mod:`parl.core.ops`. Tensors made here go to the device asked for;
+nothing here reads a value back to the host.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from parl.core.torch.backend import BACKEND
+from parl.core.torch.batch import (
+    as_batch_actions,
+    as_batch_continuous_actions,
+    as_batch_obs,
+    as_batch_vector,
+    check_action_range,
+)
+from parl.core.torch.model import Model
+from parl.core.torch.optim import clip_grad_norm_
+from parl.core.torch.target import make_target, update_target
+from parl.core.torch.tensors import resolve_device, to_numpy
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+__all__ = [
+    "BACKEND",
+    "Model",
+    "adam",
+    "argmax",
+    "as_batch_actions",
+    "as_batch_continuous_actions",
+    "as_batch_obs",
+    "as_batch_vector",
+    "check_action_range",
+    "clip",
+    "concat",
+    "device_of",
+    "huber_loss",
+    "make_target",
+    "max",
+    "maximum",
+    "mean",
+    "min",
+    "minimum",
+    "move",
+    "move_algorithm",
+    "mse_loss",
+    "nn",
+    "no_grad",
+    "resolve_device",
+    "stack",
+    "step",
+    "sum",
+    "take_along",
+    "to_numpy",
+    "to_tensor",
+    "update_target",
+    "where",
+]
+
+no_grad = torch.no_grad
+minimum = torch.minimum
+maximum = torch.maximum
+where = torch.where
+
+
+def to_tensor(value: Any, dtype: str = "float32", device: Any = None) -> torch.Tensor:
+    """``value`` (numpy, a list or a tensor) as a tensor of ``dtype`` on ``device``.
+
+    A numpy array on the CPU is shared, not copied; ``device=None`` keeps a tensor where it is
+    and puts new ones on the CPU.
+    """
+    target = getattr(torch, dtype)
+    if isinstance(value, torch.Tensor):
+        return value.to(device=device, dtype=target)
+    return torch.as_tensor(np.asarray(value, dtype=dtype), device=device)
+
+
+def move(tensor: torch.Tensor, device: Any) -> torch.Tensor:
+    """``tensor`` on ``device`` (a host-to-device copy that does not wait)."""
+    return tensor.to(device, non_blocking=True)
+
+
+# -- math ------------------------------------------------------------------------------------
+
+
+def mean(x: torch.Tensor, axis: int | None = None, keepdim: bool = False) -> torch.Tensor:
+    """The mean over ``axis`` (all entries when None)."""
+    return x.mean() if axis is None else x.mean(dim=axis, keepdim=keepdim)
+
+
+def sum(x: torch.Tensor, axis: int | None = None, keepdim: bool = False) -> torch.Tensor:
+    """The sum over ``axis`` (all entries when None)."""
+    return x.sum() if axis is None else x.sum(dim=axis, keepdim=keepdim)
+
+
+def max(x: torch.Tensor, axis: int, keepdim: bool = False) -> torch.Tensor:
+    """The largest entry along ``axis`` (values only)."""
+    return x.amax(dim=axis, keepdim=keepdim)
+
+
+def min(x: torch.Tensor, axis: int, keepdim: bool = False) -> torch.Tensor:
+    """The smallest entry along ``axis`` (values only)."""
+    return x.amin(dim=axis, keepdim=keepdim)
+
+
+def argmax(x: torch.Tensor, axis: int, keepdim: bool = False) -> torch.Tensor:
+    """The int64 index of the largest entry along ``axis``."""
+    return x.argmax(dim=axis, keepdim=keepdim)
+
+
+def take_along(values: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """``values[b, index[b]]`` for values ``[B, N]`` and int64 indices ``[B]``: shape ``[B]``."""
+    return values.gather(1, index.unsqueeze(1)).squeeze(1)
+
+
+def clip(x: torch.Tensor, low: float | None = None, high: float | None = None) -> torch.Tensor:
+    """``x`` limited to ``[low, high]`` (either bound may be None)."""
+    return x.clamp(min=low, max=high)
+
+
+def concat(tensors: Sequence[torch.Tensor], axis: int = 0) -> torch.Tensor:
+    """The tensors joined along an existing ``axis``."""
+    return torch.cat(list(tensors), dim=axis)
+
+
+def stack(tensors: Sequence[torch.Tensor], axis: int = 0) -> torch.Tensor:
+    """The tensors joined along a new ``axis``."""
+    return torch.stack(list(tensors), dim=axis)
+
+
+# -- losses ----------------------------------------------------------------------------------
+
+
+def mse_loss(prediction: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """The mean squared error, a scalar."""
+    return F.mse_loss(prediction, target)
+
+
+def huber_loss(prediction: torch.Tensor, target: torch.Tensor, delta: float) -> torch.Tensor:
+    """The mean Huber (smooth L1) loss, quadratic within ``delta`` and linear outside.
+
+    paddle's ``smooth_l1_loss(delta)`` is torch's ``huber_loss(delta)`` (not torch's
+    ``smooth_l1_loss(beta)``, which divides by ``beta``).
+    """
+    return F.huber_loss(prediction, target, delta=delta)
+
+
+# -- optimizer and gradients -----------------------------------------------------------------
+
+
+def adam(parameters: Iterable[torch.Tensor], lr: float) -> torch.optim.Adam:
+    """An Adam optimizer over ``parameters``."""
+    return torch.optim.Adam(list(parameters), lr=lr)
+
+
+def step(
+    optimizer: torch.optim.Optimizer,
+    loss: torch.Tensor,
+    parameters: Sequence[torch.Tensor] = (),
+    max_grad_norm: float | None = None,
+) -> None:
+    """One gradient step: clear the gradients, backpropagate ``loss``, clip, update.
+
+    Args:
+        parameters: the parameters whose gradient norm ``max_grad_norm`` bounds.
+        max_grad_norm: clip the global gradient norm to this value; None does not clip.
+    """
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    if max_grad_norm is not None:
+        clip_grad_norm_(parameters, max_grad_norm)
+    optimizer.step()
+
+
+# -- devices ---------------------------------------------------------------------------------
+
+
+def device_of(model: torch.nn.Module) -> torch.device:
+    """Where ``model``'s first parameter lives (the CPU for a model without parameters)."""
+    first = next(model.parameters(), None)
+    return first.device if first is not None else torch.device("cpu")
+
+
+def move_algorithm(algorithm: Any, device: Any) -> torch.device:
+    """Move every model, optimizer slot and tensor of ``checkpoint_state`` to ``device``.
+
+    In place, so optimizers built before keep working. Returns the device, checked.
+
+    Raises:
+        ValueError: ``device`` is not usable here; nothing is moved then.
+    """
+    target = resolve_device(device)
+    with torch.no_grad():
+        for _, model in algorithm.named_models():
+            model.to(target)
+        for attr in type(algorithm).checkpoint_state:
+            value = getattr(algorithm, attr, None)
+            if isinstance(value, torch.Tensor):
+                value.data = value.data.to(target)
+        for _, optimizer in algorithm.named_optimizers():
+            for slots in optimizer.state.values():
+                for key, slot in slots.items():
+                    # Adam's step counter stays on the CPU unless the optimizer is fused.
+                    if isinstance(slot, torch.Tensor) and not (key == "step" and slot.ndim == 0):
+                        slots[key] = slot.to(target)
+    return target
