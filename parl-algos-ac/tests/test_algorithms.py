@@ -138,17 +138,6 @@ class SACContract(ContinuousContract):
     backends = ("paddle", "torch")
     cross_backend_atol = 1e-6
 
-    @pytest.fixture(autouse=True)
-    def _same_noise_across_backends(self, request, same_gaussian_noise) -> None:
-        """The contract's paddle-vs-torch test, with the same policy noise on both backends.
-
-        Each backend draws SAC's Gaussian noise from its own framework's generator; in
-        ``test_cross_backend_learn`` both draw it from one numpy stream each, seeded alike, so
-        the rest of the update is compared exactly.
-        """
-        if request.node.originalname == "test_cross_backend_learn":
-            same_gaussian_noise(seed=11)
-
 
 class TestSACContract(SACContract):
     options: ClassVar[dict] = {"alpha": 0.01}

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import parl
-from parl.testing.contract import copy_weights_across, max_weight_difference
+from parl.testing.contract import copy_weights_across, max_weight_difference, same_random_draws
 
 import numpy as np
 import pytest
@@ -26,9 +26,8 @@ ONE_LEARN_ATOL = 1e-6
 
 
 @pytest.mark.parametrize("alpha", [0.01, "auto"])
-def test_one_learn_matches_paddle(alpha, same_gaussian_noise) -> None:
+def test_one_learn_matches_paddle(alpha) -> None:
     """The paddle and the torch SAC, same weights, batch and policy noise: one learn agrees."""
-    same_gaussian_noise(seed=11)
     parl.set_seed(0, backend="paddle")
     paddle_agent = parl_algos_ac.ContinuousAgent(
         parl_algos_ac.SAC(parl_algos_ac.GaussianActorCritic(3, 2, (32, 32)), alpha=alpha)
@@ -41,10 +40,11 @@ def test_one_learn_matches_paddle(alpha, same_gaussian_noise) -> None:
     obs, next_obs = rng.normal(size=(2, 64, 3)).astype(np.float32)
     action = rng.uniform(-1, 1, size=(64, 2)).astype(np.float32)
     reward, terminal = rng.normal(size=64).astype(np.float32), rng.random(64) < 0.1
-    losses = [
-        [float(loss) for loss in agent.learn(obs, action, reward, next_obs, terminal)]
-        for agent in (paddle_agent, torch_agent)
-    ]
+    with same_random_draws(11):
+        losses = [
+            [float(loss) for loss in agent.learn(obs, action, reward, next_obs, terminal)]
+            for agent in (paddle_agent, torch_agent)
+        ]
     np.testing.assert_allclose(losses[0], losses[1], rtol=1e-5)
     difference = max_weight_difference(paddle_agent, torch_agent)
     alphas = [float(agent.alg.alpha) for agent in (paddle_agent, torch_agent)]

@@ -8,9 +8,12 @@ actor-critic and V-trace losses need: :meth:`~Distribution.sample` (no gradient)
 log-probability per action; a Gaussian's last axis is the action (event) dimension and is
 summed over.
 
-They are written with paddle's tensor ops instead of ``paddle.distribution``, whose
-``Categorical`` normalises logits by their sum for ``log_prob`` but by softmax for ``sample``
-(paddle issues #50022, #54733): log-probabilities here always come from ``log_softmax``.
+They are written once for paddle and torch, on the ops of the framework of the tensors they
+are given (:mod:`parl.core.ops`), so both compute the same expressions in the same order. They
+use neither ``paddle.distribution`` (whose ``Categorical`` normalises logits by their sum for
+``log_prob`` but by softmax for ``sample``: paddle issues #50022, #54733) nor
+``torch.distributions``: log-probabilities here always come from ``log_softmax``. Every random
+draw goes through the ops (``randn_like``, ``uniform_like``, ``multinomial``).
 
 Examples:
     >>> import paddle
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import abc
 import functools
+from typing import Any
 
 from parl.core.distribution_shapes import (
     HALF_LOG_2PI,
@@ -38,9 +42,7 @@ from parl.core.distribution_shapes import (
     tanh_entropy_message,
     wrong_kind_message,
 )
-
-import paddle
-import paddle.nn.functional as F
+from parl.core.ops import Tensor, ops_of_tensor
 
 __all__ = ["Categorical", "DiagGaussian", "Distribution", "GumbelSoftmax", "TanhGaussian"]
 
@@ -50,32 +52,35 @@ class Distribution(abc.ABC):
 
     batch_shape: list[int]
 
-    def sample(self) -> paddle.Tensor:
+    ops: Any
+    """The ops of the framework of the tensors given (:mod:`parl.core.ops`)."""
+
+    def sample(self) -> Tensor:
         """Draw one action per batch entry, without gradients."""
-        with paddle.no_grad():
+        with self.ops.no_grad():
             return self.rsample().detach()
 
-    def rsample(self) -> paddle.Tensor:
+    def rsample(self) -> Tensor:
         """Draw one action per batch entry so that gradients flow to the distribution's inputs."""
         raise NotImplementedError(no_rsample_message(type(self).__name__))
 
     @abc.abstractmethod
-    def log_prob(self, value: paddle.Tensor) -> paddle.Tensor:
+    def log_prob(self, value: Tensor) -> Tensor:
         """Log-probability (density) of ``value``, one per batch entry."""
         raise NotImplementedError
 
     @abc.abstractmethod
-    def entropy(self) -> paddle.Tensor:
+    def entropy(self) -> Tensor:
         """Entropy, one per batch entry."""
         raise NotImplementedError
 
     @abc.abstractmethod
-    def kl(self, other: Distribution) -> paddle.Tensor:
+    def kl(self, other: Distribution) -> Tensor:
         """``KL(self || other)``, one per batch entry; ``other`` is of the same kind."""
         raise NotImplementedError
 
     @abc.abstractmethod
-    def mode(self) -> paddle.Tensor:
+    def mode(self) -> Tensor:
         """The most likely action (the greedy one), one per batch entry."""
         raise NotImplementedError
 
@@ -91,40 +96,40 @@ class Categorical(Distribution):
         logits: ``[*batch, n_actions]``; ``batch_shape`` is ``[*batch]``.
     """
 
-    def __init__(self, logits: paddle.Tensor) -> None:
+    def __init__(self, logits: Tensor) -> None:
         if logits.ndim < 1:
             raise ValueError("Categorical needs logits with an action axis, got a scalar")
+        self.ops = ops_of_tensor(logits)
         self.logits = logits
-        self.log_probs = F.log_softmax(logits, axis=-1)
+        self.log_probs = self.ops.log_softmax(logits, axis=-1)
         self.batch_shape = list(logits.shape[:-1])
 
     @functools.cached_property
-    def probs(self) -> paddle.Tensor:
+    def probs(self) -> Tensor:
         """Action probabilities ``[*batch, n_actions]`` (computed once)."""
         return self.log_probs.exp()
 
-    def sample(self) -> paddle.Tensor:
+    def sample(self) -> Tensor:
         """Draw int64 actions ``[*batch]``."""
-        with paddle.no_grad():
+        with self.ops.no_grad():
             flat = self.probs.reshape([-1, self.logits.shape[-1]])
-            return paddle.multinomial(flat, num_samples=1).reshape(self.batch_shape)
+            return self.ops.multinomial(flat).reshape(self.batch_shape)
 
-    def log_prob(self, value: paddle.Tensor) -> paddle.Tensor:
+    def log_prob(self, value: Tensor) -> Tensor:
         """Log-probability of integer actions shaped ``[*batch]``."""
         check_actions_shape(value.shape, self.batch_shape, self.logits.shape)
-        index = value.astype("int64").unsqueeze(-1)
-        return paddle.take_along_axis(self.log_probs, index, axis=-1).squeeze(-1)
+        return self.ops.take_along(self.log_probs, self.ops.to_tensor(value, "int64"))
 
-    def entropy(self) -> paddle.Tensor:
+    def entropy(self) -> Tensor:
         return -(self.probs * self.log_probs).sum(-1)
 
-    def kl(self, other: Distribution) -> paddle.Tensor:
+    def kl(self, other: Distribution) -> Tensor:
         self._same_kind(other)
         assert isinstance(other, Categorical)
         return (self.probs * (self.log_probs - other.log_probs)).sum(-1)
 
-    def mode(self) -> paddle.Tensor:
-        return self.logits.argmax(axis=-1)
+    def mode(self) -> Tensor:
+        return self.ops.argmax(self.logits, axis=-1)
 
 
 class GumbelSoftmax(Categorical):
@@ -141,22 +146,19 @@ class GumbelSoftmax(Categorical):
         temperature: the softmax temperature, > 0; lower is closer to one-hot.
     """
 
-    def __init__(self, logits: paddle.Tensor, temperature: float = 1.0) -> None:
+    def __init__(self, logits: Tensor, temperature: float = 1.0) -> None:
         temperature = check_temperature(temperature)
         super().__init__(logits)
         self.temperature = temperature
 
-    def rsample(self) -> paddle.Tensor:
+    def rsample(self) -> Tensor:
         """A relaxed one-hot ``[*batch, n_actions]`` whose gradients reach the logits."""
-        uniform = paddle.uniform(self.logits.shape, self.logits.dtype, min=1e-10, max=1.0)
-        gumbel = -paddle.log(-paddle.log(uniform))
-        return F.softmax((self.logits + gumbel) / self.temperature, axis=-1)
+        gumbel = -(-self.ops.uniform_like(self.logits, 1e-10, 1.0).log()).log()
+        return self.ops.softmax((self.logits + gumbel) / self.temperature, axis=-1)
 
-    def mode(self) -> paddle.Tensor:
+    def mode(self) -> Tensor:
         """The one-hot of the most likely action ``[*batch, n_actions]``."""
-        return F.one_hot(self.logits.argmax(axis=-1), self.logits.shape[-1]).astype(
-            self.logits.dtype
-        )
+        return self.ops.one_hot(self.ops.argmax(self.logits, axis=-1), self.logits.shape[-1])
 
 
 class DiagGaussian(Distribution):
@@ -172,40 +174,41 @@ class DiagGaussian(Distribution):
         std: the standard deviation (not its log), broadcastable to ``mean``.
     """
 
-    def __init__(self, mean: paddle.Tensor, std: paddle.Tensor) -> None:
+    def __init__(self, mean: Tensor, std: Tensor) -> None:
         if mean.ndim < 1:
             raise ValueError("DiagGaussian needs an action axis, got a scalar mean")
         while std.ndim > mean.ndim and std.shape[0] == 1:
             std = std.squeeze(0)
         shape = list(mean.shape)
         check_std_shape(std.shape, shape)
+        self.ops = ops_of_tensor(mean)
         self.mean = mean
-        self.std = std if list(std.shape) == shape else paddle.broadcast_to(std, shape)
+        self.std = std if list(std.shape) == shape else self.ops.broadcast_to(std, shape)
         self.batch_shape = shape[:-1]
 
     @classmethod
-    def from_log_std(cls, mean: paddle.Tensor, log_std: paddle.Tensor) -> DiagGaussian:
+    def from_log_std(cls, mean: Tensor, log_std: Tensor) -> DiagGaussian:
         """Build from the log of the standard deviation (as SAC-style policies output it)."""
         return cls(mean, log_std.exp())
 
-    def rsample(self) -> paddle.Tensor:
-        return self.mean + self.std * paddle.randn(self.mean.shape, dtype=self.mean.dtype)
+    def rsample(self) -> Tensor:
+        return self.mean + self.std * self.ops.randn_like(self.mean)
 
-    def log_prob(self, value: paddle.Tensor) -> paddle.Tensor:
+    def log_prob(self, value: Tensor) -> Tensor:
         z = (value - self.mean) / self.std
         return (-0.5 * z * z - self.std.log() - HALF_LOG_2PI).sum(-1)
 
-    def entropy(self) -> paddle.Tensor:
+    def entropy(self) -> Tensor:
         return (0.5 + HALF_LOG_2PI + self.std.log()).sum(-1)
 
-    def kl(self, other: Distribution) -> paddle.Tensor:
+    def kl(self, other: Distribution) -> Tensor:
         self._same_kind(other)
         assert isinstance(other, DiagGaussian)
         ratio = (self.std / other.std).square()
         shift = ((self.mean - other.mean) / other.std).square()
         return 0.5 * (ratio + shift - 1.0 - ratio.log()).sum(-1)
 
-    def mode(self) -> paddle.Tensor:
+    def mode(self) -> Tensor:
         return self.mean
 
 
@@ -226,40 +229,41 @@ class TanhGaussian(Distribution):
     # atanh is infinite at ±1; actions are pulled this far inside before inverting.
     EPS = TANH_EPS
 
-    def __init__(self, mean: paddle.Tensor, std: paddle.Tensor) -> None:
+    def __init__(self, mean: Tensor, std: Tensor) -> None:
         self.base = DiagGaussian(mean, std)
+        self.ops = self.base.ops
         self.batch_shape = self.base.batch_shape
 
     @classmethod
-    def from_log_std(cls, mean: paddle.Tensor, log_std: paddle.Tensor) -> TanhGaussian:
+    def from_log_std(cls, mean: Tensor, log_std: Tensor) -> TanhGaussian:
         """Build from the log of the pre-squash standard deviation."""
         return cls(mean, log_std.exp())
 
-    def _log_prob_pre_squash(self, x: paddle.Tensor) -> paddle.Tensor:
-        log_det = 2.0 * (LOG_2 - x - F.softplus(-2.0 * x))
+    def _log_prob_pre_squash(self, x: Tensor) -> Tensor:
+        log_det = 2.0 * (LOG_2 - x - self.ops.softplus(-2.0 * x))
         return self.base.log_prob(x) - log_det.sum(-1)
 
-    def rsample_with_log_prob(self) -> tuple[paddle.Tensor, paddle.Tensor]:
+    def rsample_with_log_prob(self) -> tuple[Tensor, Tensor]:
         """A reparameterised action and its log-probability, both with gradients."""
         x = self.base.rsample()
-        return paddle.tanh(x), self._log_prob_pre_squash(x)
+        return x.tanh(), self._log_prob_pre_squash(x)
 
-    def rsample(self) -> paddle.Tensor:
-        return paddle.tanh(self.base.rsample())
+    def rsample(self) -> Tensor:
+        return self.base.rsample().tanh()
 
-    def log_prob(self, value: paddle.Tensor) -> paddle.Tensor:
+    def log_prob(self, value: Tensor) -> Tensor:
         """Log-density of actions in ``(-1, 1)`` (values at ±1 are pulled in by :attr:`EPS`)."""
-        x = paddle.atanh(value.clip(-1.0 + self.EPS, 1.0 - self.EPS))
+        x = self.ops.clip(value, -1.0 + self.EPS, 1.0 - self.EPS).atanh()
         return self._log_prob_pre_squash(x)
 
-    def entropy(self) -> paddle.Tensor:
+    def entropy(self) -> Tensor:
         raise NotImplementedError(tanh_entropy_message())
 
-    def kl(self, other: Distribution) -> paddle.Tensor:
+    def kl(self, other: Distribution) -> Tensor:
         """``KL(self || other)``: that of the Gaussians, since ``tanh`` is a bijection."""
         self._same_kind(other)
         assert isinstance(other, TanhGaussian)
         return self.base.kl(other.base)
 
-    def mode(self) -> paddle.Tensor:
-        return paddle.tanh(self.base.mean)
+    def mode(self) -> Tensor:
+        return self.base.mean.tanh()

@@ -14,9 +14,13 @@ interface. Its parts:
 
 ========================  ==========================================================
 data                       ``to_tensor``, ``to_numpy``, ``as_batch_obs``/``_actions``/
-                           ``_vector``/``_continuous_actions`` (checked batches)
+                           ``_vector``/``_continuous_actions`` (checked batches),
+                           ``broadcast_to``, ``one_hot``
 math                       ``mean``, ``sum``, ``max``, ``min``, ``argmax``, ``take_along``,
-                           ``minimum``, ``maximum``, ``clip``, ``concat``, ``stack``, ``where``
+                           ``minimum``, ``maximum``, ``clip``, ``concat``, ``stack``, ``where``,
+                           ``softmax``, ``log_softmax``, ``softplus``
+random draws               ``randn_like``, ``uniform_like``, ``multinomial`` (the framework's
+                           generator, which ``parl.set_seed`` seeds)
 losses                     ``mse_loss``, ``huber_loss``
 optimizer and gradients    ``adam``, ``step`` (zero, backward, clip, step), ``no_grad``
 target networks            ``make_target``, ``update_target``
@@ -39,7 +43,7 @@ from typing import Any
 from parl.core.backend import BACKENDS
 from parl.core.errors import BackendError, framework_missing
 
-__all__ = ["Tensor", "ops_for", "ops_of_backend"]
+__all__ = ["Tensor", "ops_for", "ops_of_backend", "ops_of_tensor"]
 
 Tensor = Any
 """A paddle or a torch tensor: framework-free code does not name either type."""
@@ -60,6 +64,32 @@ def ops_of_backend(name: str) -> ModuleType:
         if (exc.name or "").split(".")[0] == name:
             raise BackendError(framework_missing(name, f"PARL's {name} backend")) from exc
         raise
+
+
+_FRAMEWORK_OF_TYPE: dict[type, str] = {}
+
+
+def _framework_of_type(tensor_type: type) -> str:
+    framework = _FRAMEWORK_OF_TYPE.get(tensor_type)
+    if framework is not None:
+        return framework
+    framework = tensor_type.__module__.split(".")[0]
+    if framework not in BACKENDS:
+        raise TypeError(
+            f"expected a paddle or a torch tensor, got a {tensor_type.__name__}; convert numpy "
+            "arrays with the agent's to_tensor first"
+        )
+    _FRAMEWORK_OF_TYPE[tensor_type] = framework
+    return framework
+
+
+def ops_of_tensor(tensor: Any) -> ModuleType:
+    """The ops of the framework whose tensor ``tensor`` is.
+
+    Raises:
+        TypeError: ``tensor`` is not a paddle or torch tensor (e.g. a numpy array).
+    """
+    return ops_of_backend(_framework_of_type(type(tensor)))
 
 
 def ops_for(owner: Any) -> ModuleType:

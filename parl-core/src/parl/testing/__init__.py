@@ -25,7 +25,13 @@ from parl.core.lazy import lazy_attributes
 if TYPE_CHECKING:
     from parl.core.algorithm import Algorithm
     from parl.testing.conformance import ConformanceError, check_algorithm
-    from parl.testing.contract import AlgorithmContract, BadInput, identity_score, training_state
+    from parl.testing.contract import (
+        AlgorithmContract,
+        BadInput,
+        identity_score,
+        same_random_draws,
+        training_state,
+    )
     from parl.testing.envs import CooperativeIdentityEnv, IdentityEnv, IdentityEnvBox
     from parl.testing.models import LinearModel
 
@@ -40,6 +46,7 @@ __all__ = [
     "check_algorithm",
     "identity_score",
     "registered_algorithm",
+    "same_random_draws",
     "training_state",
 ]
 
@@ -47,6 +54,7 @@ _LAZY = {
     "AlgorithmContract": "parl.testing.contract",
     "BadInput": "parl.testing.contract",
     "identity_score": "parl.testing.contract",
+    "same_random_draws": "parl.testing.contract",
     "training_state": "parl.testing.contract",
     "ConformanceError": "parl.testing.conformance",
     "check_algorithm": "parl.testing.conformance",

@@ -24,9 +24,10 @@ every PARL algorithm owes its users:
 * ``test_bad_inputs``: a config typo, a string weight array, a truncated checkpoint, a PARL 2.x
   pickle without opt-in, and the family's own :meth:`~AlgorithmContract.bad_inputs` all raise
   clear errors and change no weight;
-* ``test_cross_backend_learn`` (a family that ships both backends): the paddle and the torch
-  class, given the same weights and the same batches, end :attr:`~AlgorithmContract.resume_steps`
-  learn calls with the same weights, within :attr:`~AlgorithmContract.cross_backend_atol`.
+* ``test_cross_backend_learn`` (a family that runs on both backends): on paddle and on torch,
+  given the same weights, the same batches and the same random draws
+  (:func:`same_random_draws`), the algorithm ends :attr:`~AlgorithmContract.resume_steps` learn
+  calls with the same weights, within :attr:`~AlgorithmContract.cross_backend_atol`.
 
 A family with one implementation sets :attr:`~AlgorithmContract.algorithm_class`; a family
 with both sets :attr:`~AlgorithmContract.algorithm_name` and
@@ -55,6 +56,7 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -80,6 +82,7 @@ __all__ = [
     "copy_weights_across",
     "identity_score",
     "max_weight_difference",
+    "same_random_draws",
     "training_state",
 ]
 
@@ -165,6 +168,53 @@ def copy_weights_across(paddle_agent: AgentBase, torch_agent: AgentBase) -> None
     paddle_models = dict(paddle_agent.alg.named_models())
     for path, model in torch_agent.alg.named_models():
         model.set_weights(from_paddle_weights(model, paddle_models[path].get_weights()))
+
+
+def _numpy_draws(ops: Any, rng: np.random.Generator) -> dict[str, Callable[..., Any]]:
+    """The random draws of ``ops`` (:mod:`parl.core.ops`), taken from ``rng`` instead."""
+
+    def as_tensor(array: np.ndarray, like: Any, dtype: str = "float32") -> Any:
+        return ops.to_tensor(array, dtype, getattr(like, "device", None))
+
+    def randn_like(x: Any) -> Any:
+        return as_tensor(rng.standard_normal(tuple(x.shape)).astype(np.float32), x)
+
+    def uniform_like(x: Any, low: float, high: float) -> Any:
+        return as_tensor(rng.uniform(low, high, tuple(x.shape)).astype(np.float32), x)
+
+    def multinomial(probs: Any) -> Any:
+        cumulative = np.cumsum(ops.to_numpy(probs), axis=-1)
+        draws = rng.random(cumulative.shape[0]) * cumulative[:, -1]
+        index = np.minimum((cumulative <= draws[:, None]).sum(-1), cumulative.shape[1] - 1)
+        return as_tensor(index.astype(np.int64), probs, "int64")
+
+    return {"randn_like": randn_like, "uniform_like": uniform_like, "multinomial": multinomial}
+
+
+@contextmanager
+def same_random_draws(seed: int) -> Iterator[None]:
+    """Inside the block, paddle's and torch's ops draw from numpy streams seeded alike.
+
+    Each framework's ``randn_like``, ``uniform_like`` and ``multinomial``
+    (:mod:`parl.core.ops`) take their numbers from a numpy generator of its own, seeded with
+    ``seed``: an algorithm that makes the same draws on both frameworks gets the same numbers,
+    so a paddle and a torch run can be compared exactly (the frameworks' own generators
+    differ). Restored on exit.
+    """
+    from parl.core.backend import BACKENDS
+    from parl.core.ops import ops_of_backend
+
+    saved = []
+    try:
+        for name in BACKENDS:
+            ops = ops_of_backend(name)
+            for attr, draw in _numpy_draws(ops, np.random.default_rng(seed)).items():
+                saved.append((ops, attr, getattr(ops, attr)))
+                setattr(ops, attr, draw)
+        yield
+    finally:
+        for ops, attr, original in saved:
+            setattr(ops, attr, original)
 
 
 def _assert_equal_arrays(first: dict[str, np.ndarray], second: dict[str, np.ndarray]) -> None:
@@ -433,10 +483,11 @@ class AlgorithmContract:
         copy_weights_across(agents["paddle"], agents["torch"])
         assert max_weight_difference(agents["paddle"], agents["torch"]) == 0.0
         before = _model_weights(agents["paddle"])
-        for agent in agents.values():
-            rng = np.random.default_rng(7)
-            for _ in range(self.resume_steps):
-                self.learn_batch(agent, rng)
+        with same_random_draws(11):
+            for agent in agents.values():
+                rng = np.random.default_rng(7)
+                for _ in range(self.resume_steps):
+                    self.learn_batch(agent, rng)
         after = _model_weights(agents["paddle"])
         assert any(not np.array_equal(before[k], after[k]) for k in before), (
             "learn changed no weight: the comparison would prove nothing"

@@ -36,11 +36,13 @@ __all__ = [
     "as_batch_continuous_actions",
     "as_batch_obs",
     "as_batch_vector",
+    "broadcast_to",
     "check_action_range",
     "clip",
     "concat",
     "device_of",
     "huber_loss",
+    "log_softmax",
     "make_target",
     "max",
     "maximum",
@@ -50,15 +52,21 @@ __all__ = [
     "move",
     "move_algorithm",
     "mse_loss",
+    "multinomial",
     "nn",
     "no_grad",
+    "one_hot",
+    "randn_like",
     "resolve_device",
+    "softmax",
+    "softplus",
     "stack",
     "step",
     "sum",
     "take_along",
     "to_numpy",
     "to_tensor",
+    "uniform_like",
     "update_target",
     "where",
 ]
@@ -111,8 +119,52 @@ def argmax(x: paddle.Tensor, axis: int, keepdim: bool = False) -> paddle.Tensor:
 
 
 def take_along(values: paddle.Tensor, index: paddle.Tensor) -> paddle.Tensor:
-    """``values[b, index[b]]`` for values ``[B, N]`` and int64 indices ``[B]``: shape ``[B]``."""
-    return paddle.take_along_axis(values, index.unsqueeze(1), axis=1).squeeze(1)
+    """``values[..., index[...]]``: one entry of the last axis of values ``[*B, N]`` per int64
+    index ``[*B]``; shape ``[*B]``."""
+    return paddle.take_along_axis(values, index.unsqueeze(-1), axis=-1).squeeze(-1)
+
+
+def softmax(x: paddle.Tensor, axis: int = -1) -> paddle.Tensor:
+    """The softmax over ``axis``."""
+    return F.softmax(x, axis=axis)
+
+
+def log_softmax(x: paddle.Tensor, axis: int = -1) -> paddle.Tensor:
+    """The log of the softmax over ``axis``, computed stably."""
+    return F.log_softmax(x, axis=axis)
+
+
+def softplus(x: paddle.Tensor) -> paddle.Tensor:
+    """``log(1 + exp(x))``, computed stably."""
+    return F.softplus(x)
+
+
+def one_hot(index: paddle.Tensor, n: int) -> paddle.Tensor:
+    """float32 one-hot rows ``[*B, n]`` of int64 indices ``[*B]``."""
+    return F.one_hot(index, n).astype("float32")
+
+
+def broadcast_to(x: paddle.Tensor, shape: Sequence[int]) -> paddle.Tensor:
+    """``x`` broadcast to ``shape``."""
+    return paddle.broadcast_to(x, list(shape))
+
+
+# -- random draws (paddle's generator, which parl.set_seed seeds) ------------------------------
+
+
+def randn_like(x: paddle.Tensor) -> paddle.Tensor:
+    """Standard normal draws shaped and typed as ``x``."""
+    return paddle.randn(x.shape, dtype=x.dtype)
+
+
+def uniform_like(x: paddle.Tensor, low: float, high: float) -> paddle.Tensor:
+    """Uniform draws in ``[low, high)`` shaped and typed as ``x``."""
+    return paddle.uniform(x.shape, x.dtype, min=low, max=high)
+
+
+def multinomial(probs: paddle.Tensor) -> paddle.Tensor:
+    """One int64 category per row of probabilities ``[N, K]``: shape ``[N]``."""
+    return paddle.multinomial(probs, num_samples=1).squeeze(-1)
 
 
 def clip(x: paddle.Tensor, low: float | None = None, high: float | None = None) -> paddle.Tensor:

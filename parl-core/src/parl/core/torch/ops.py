@@ -37,11 +37,13 @@ __all__ = [
     "as_batch_continuous_actions",
     "as_batch_obs",
     "as_batch_vector",
+    "broadcast_to",
     "check_action_range",
     "clip",
     "concat",
     "device_of",
     "huber_loss",
+    "log_softmax",
     "make_target",
     "max",
     "maximum",
@@ -51,15 +53,21 @@ __all__ = [
     "move",
     "move_algorithm",
     "mse_loss",
+    "multinomial",
     "nn",
     "no_grad",
+    "one_hot",
+    "randn_like",
     "resolve_device",
+    "softmax",
+    "softplus",
     "stack",
     "step",
     "sum",
     "take_along",
     "to_numpy",
     "to_tensor",
+    "uniform_like",
     "update_target",
     "where",
 ]
@@ -116,8 +124,52 @@ def argmax(x: torch.Tensor, axis: int, keepdim: bool = False) -> torch.Tensor:
 
 
 def take_along(values: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-    """``values[b, index[b]]`` for values ``[B, N]`` and int64 indices ``[B]``: shape ``[B]``."""
-    return values.gather(1, index.unsqueeze(1)).squeeze(1)
+    """``values[..., index[...]]``: one entry of the last axis of values ``[*B, N]`` per int64
+    index ``[*B]``; shape ``[*B]``."""
+    return values.gather(-1, index.unsqueeze(-1)).squeeze(-1)
+
+
+def softmax(x: torch.Tensor, axis: int = -1) -> torch.Tensor:
+    """The softmax over ``axis``."""
+    return F.softmax(x, dim=axis)
+
+
+def log_softmax(x: torch.Tensor, axis: int = -1) -> torch.Tensor:
+    """The log of the softmax over ``axis``, computed stably."""
+    return F.log_softmax(x, dim=axis)
+
+
+def softplus(x: torch.Tensor) -> torch.Tensor:
+    """``log(1 + exp(x))``, computed stably."""
+    return F.softplus(x)
+
+
+def one_hot(index: torch.Tensor, n: int) -> torch.Tensor:
+    """float32 one-hot rows ``[*B, n]`` of int64 indices ``[*B]``."""
+    return F.one_hot(index, n).to(torch.float32)
+
+
+def broadcast_to(x: torch.Tensor, shape: Sequence[int]) -> torch.Tensor:
+    """``x`` broadcast to ``shape`` (a view)."""
+    return x.expand(list(shape))
+
+
+# -- random draws (torch's generator of the tensor's device, which parl.set_seed seeds) -------
+
+
+def randn_like(x: torch.Tensor) -> torch.Tensor:
+    """Standard normal draws shaped, typed and placed as ``x``."""
+    return torch.randn_like(x)
+
+
+def uniform_like(x: torch.Tensor, low: float, high: float) -> torch.Tensor:
+    """Uniform draws in ``[low, high)`` shaped, typed and placed as ``x``."""
+    return torch.empty_like(x).uniform_(low, high)
+
+
+def multinomial(probs: torch.Tensor) -> torch.Tensor:
+    """One int64 category per row of probabilities ``[N, K]``: shape ``[N]``."""
+    return torch.multinomial(probs, num_samples=1).squeeze(-1)
 
 
 def clip(x: torch.Tensor, low: float | None = None, high: float | None = None) -> torch.Tensor:
