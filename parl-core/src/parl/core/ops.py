@@ -25,8 +25,10 @@ losses                     ``mse_loss``, ``huber_loss``
 optimizer and gradients    ``adam``, ``step`` (zero, backward, clip, step), ``no_grad``
 target networks            ``make_target``, ``update_target``
 devices                    ``resolve_device``, ``device_of``, ``move_algorithm``
-layers                     ``nn`` (the framework's ``Linear``, ``ReLU``, ``Tanh``,
-                           ``Sequential``), ``Model`` (the framework's ``parl.Model``)
+layers and parameters      ``nn`` (the framework's ``Linear``, ``ReLU``, ``Tanh``,
+                           ``Sequential``), ``layer_list``, ``Model`` (the framework's
+                           ``parl.Model``), ``trainable_parameters``, ``assign`` (numpy into a
+                           tensor, in place)
 ========================  ==========================================================
 
 The interface is plain module functions: a call costs one attribute lookup more than calling

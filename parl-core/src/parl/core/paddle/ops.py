@@ -19,7 +19,7 @@ from parl.core.batch import (
 from parl.core.model import Model
 from parl.core.optim import clip_grad_norm_
 from parl.core.paddle.backend import BACKEND
-from parl.core.paddle.tensors import to_numpy
+from parl.core.paddle.tensors import assign, to_numpy
 from parl.core.target import make_target, update_target
 
 import numpy as np
@@ -36,12 +36,14 @@ __all__ = [
     "as_batch_continuous_actions",
     "as_batch_obs",
     "as_batch_vector",
+    "assign",
     "broadcast_to",
     "check_action_range",
     "clip",
     "concat",
     "device_of",
     "huber_loss",
+    "layer_list",
     "log_softmax",
     "make_target",
     "max",
@@ -66,6 +68,7 @@ __all__ = [
     "take_along",
     "to_numpy",
     "to_tensor",
+    "trainable_parameters",
     "uniform_like",
     "update_target",
     "where",
@@ -222,6 +225,19 @@ def step(
     if max_grad_norm is not None:
         clip_grad_norm_(parameters, max_grad_norm)
     optimizer.step()
+
+
+# -- layers and parameters ---------------------------------------------------------------------
+
+
+def layer_list(layers: Iterable[paddle.nn.Layer]) -> paddle.nn.LayerList:
+    """The layers as a list whose parameters the parent model owns (``paddle.nn.LayerList``)."""
+    return nn.LayerList(list(layers))
+
+
+def trainable_parameters(model: paddle.nn.Layer) -> list[tuple[str, paddle.Tensor]]:
+    """``(name, parameter)`` of every parameter of ``model`` that takes gradients, in order."""
+    return [(name, p) for name, p in model.named_parameters() if not p.stop_gradient]
 
 
 # -- devices ---------------------------------------------------------------------------------

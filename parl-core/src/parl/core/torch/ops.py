@@ -21,7 +21,7 @@ from parl.core.torch.batch import (
 from parl.core.torch.model import Model
 from parl.core.torch.optim import clip_grad_norm_
 from parl.core.torch.target import make_target, update_target
-from parl.core.torch.tensors import resolve_device, to_numpy
+from parl.core.torch.tensors import assign, resolve_device, to_numpy
 
 import numpy as np
 import torch
@@ -37,12 +37,14 @@ __all__ = [
     "as_batch_continuous_actions",
     "as_batch_obs",
     "as_batch_vector",
+    "assign",
     "broadcast_to",
     "check_action_range",
     "clip",
     "concat",
     "device_of",
     "huber_loss",
+    "layer_list",
     "log_softmax",
     "make_target",
     "max",
@@ -67,6 +69,7 @@ __all__ = [
     "take_along",
     "to_numpy",
     "to_tensor",
+    "trainable_parameters",
     "uniform_like",
     "update_target",
     "where",
@@ -229,6 +232,19 @@ def step(
     if max_grad_norm is not None:
         clip_grad_norm_(parameters, max_grad_norm)
     optimizer.step()
+
+
+# -- layers and parameters ---------------------------------------------------------------------
+
+
+def layer_list(layers: Iterable[torch.nn.Module]) -> torch.nn.ModuleList:
+    """The layers as a list whose parameters the parent model owns (``torch.nn.ModuleList``)."""
+    return nn.ModuleList(list(layers))
+
+
+def trainable_parameters(model: torch.nn.Module) -> list[tuple[str, torch.Tensor]]:
+    """``(name, parameter)`` of every parameter of ``model`` that takes gradients, in order."""
+    return [(name, p) for name, p in model.named_parameters() if p.requires_grad]
 
 
 # -- devices ---------------------------------------------------------------------------------
