@@ -107,6 +107,7 @@ TORCH_TESTS = [
     "parl-algos-dqn/tests",
     "parl-algos-pg/tests",
     "parl-algos-ac/tests",
+    "parl-algos-es/tests",
 ]
 
 

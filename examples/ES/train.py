@@ -45,8 +45,11 @@ class Args:
     """Gymnasium id with flat Box observations and Discrete or Box actions."""
     algo: Literal["ES", "CMAES", "GA"] = "ES"
     """Registry name of the evolution strategy."""
+    backend: Literal["paddle", "torch"] | None = None
+    """The policy's framework: paddle or torch; None: parl.get_backend() (PARL_BACKEND, else
+    the installed one). The search itself is numpy."""
     seed: int = 0
-    """Seeds paddle, numpy, the search and the episodes."""
+    """Seeds the framework, numpy, the search and the episodes."""
     generations: int = 40
     """Updates of the search distribution."""
     population_size: int = 20
@@ -118,11 +121,15 @@ def algorithm_options(args: Any) -> dict[str, Any]:
 
 
 def build_agent(
-    args: Any, env_spaces: tuple[gym.Space, gym.Space], normalize: bool | None = None
+    args: Any,
+    env_spaces: tuple[gym.Space, gym.Space],
+    normalize: bool | None = None,
+    backend: str | None = None,
 ) -> ESAgent:
     """The policy, the algorithm (from the registry) and the agent; the actors call this too,
     so it must build the same agent in every process. ``normalize``: observation
-    normalisation; None turns it on for Box action spaces (MuJoCo)."""
+    normalisation; None turns it on for Box action spaces (MuJoCo). ``backend``: the policy's
+    framework, resolved once by the learner so that every actor builds the same."""
     obs_space, act_space = env_spaces
     if not isinstance(obs_space, gym.spaces.Box) or len(obs_space.shape) != 1:
         raise ValueError(
@@ -134,7 +141,7 @@ def build_agent(
         act_dim = act_space.shape[0]
     else:
         raise ValueError(f"{args.env_id}: needs Discrete or flat Box actions, got {act_space}")
-    model = MLPPolicy(obs_space.shape[0], act_dim, args.hidden_sizes)
+    model = MLPPolicy(obs_space.shape[0], act_dim, args.hidden_sizes, backend=backend)
     algorithm = parl.algorithms.get(args.algo)(model, seed=args.seed, **algorithm_options(args))
     if normalize is None:
         normalize = isinstance(act_space, gym.spaces.Box)
@@ -170,9 +177,12 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
     run_dir = Path(args.logdir or f"runs/{args.algo}_{args.env_id}_seed{args.seed}")
     save_config(args, run_dir)
     summary.set_logdir(run_dir)
-    parl.set_seed(args.seed)
+    backend = args.backend or parl.get_backend()
+    parl.set_seed(args.seed, backend=backend)
 
-    make_agent = partial(build_agent, args, env_spaces(args.env_id), args.normalize_observations)
+    make_agent = partial(
+        build_agent, args, env_spaces(args.env_id), args.normalize_observations, backend
+    )
     agent = make_agent()
     harness = EvolutionHarness(
         agent,

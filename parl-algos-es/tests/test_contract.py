@@ -11,7 +11,8 @@ import gymnasium as gym
 import numpy as np
 import pydantic
 
-from parl_algos_es import CMAES, ES, GA, ESAgent, SamplingRecord
+from parl_algos_es import ESAgent, SamplingRecord
+from parl_algos_es.flat import FlatParameters
 
 EYE = np.eye(4, dtype=np.float32)
 
@@ -28,15 +29,21 @@ def episode_return(agent: ESAgent, env: gym.Env, seed: int) -> float:
 
 
 class EvolutionContract(AlgorithmContract):
-    """The identity task with a linear policy: a generation of episodes per training step."""
+    """The identity task with a linear policy: a generation of episodes per training step, on
+    a paddle and on a torch policy (the torch runs carry the ``torch`` marker)."""
 
+    backends = ("paddle", "torch")
     options: ClassVar[dict[str, Any]] = {}
     train_steps = 40
     short_train_steps = 4
 
     def make_agent(self, seed, **config):
-        parl.set_seed(seed)
-        algorithm = self.algorithm_class(LinearModel(4, 4), seed=seed, **{**self.options, **config})
+        parl.set_seed(seed, backend=self.backend)
+        policy = LinearModel(4, 4, backend=self.backend)
+        # The same start on both frameworks: GA's population and CMA-ES's mean come from it.
+        flat = FlatParameters(policy)
+        flat.set(np.random.default_rng(seed).normal(0.0, 0.1, flat.size))
+        algorithm = self.algorithm_class(policy, seed=seed, **{**self.options, **config})
         return ESAgent(algorithm, gym.spaces.Discrete(4))
 
     def train(self, agent, env, steps, seed):
@@ -82,7 +89,7 @@ class EvolutionContract(AlgorithmContract):
 
 
 class TestESContract(EvolutionContract):
-    algorithm_class = ES
+    algorithm_name = "ES"
     options: ClassVar[dict[str, Any]] = {
         "noise_table_size": 100_000,
         "population_size": 16,
@@ -140,7 +147,7 @@ class TestESContract(EvolutionContract):
 
 
 class TestGAContract(EvolutionContract):
-    algorithm_class = GA
+    algorithm_name = "GA"
     options: ClassVar[dict[str, Any]] = {"population_size": 16, "parents": 4, "mutation_stdev": 0.5}
 
     def bad_inputs(self, agent):
@@ -173,7 +180,7 @@ class TestGAContract(EvolutionContract):
 
 
 class TestCMAESContract(EvolutionContract):
-    algorithm_class = CMAES
+    algorithm_name = "CMAES"
     options: ClassVar[dict[str, Any]] = {"sigma0": 0.5}
 
     def bad_inputs(self, agent):

@@ -159,3 +159,17 @@ def test_offline_stages_run_as_separate_processes(tmp_path) -> None:
     assert "generation 1 published: grad_norm" in done.stdout
     assert json.loads((tmp_path / "latest.json").read_text()) == {"generation": 1}
     assert len((tmp_path / "samples" / "0000-sampler0.jsonl").read_text().splitlines()) == 4
+
+
+@pytest.mark.torch
+def test_train_runs_on_a_torch_policy_with_remote_actors(tmp_path) -> None:
+    """The example with ``--backend torch``: a torch policy, evaluated by two actors of an
+    embedded cluster that build the same torch policy, and a final evaluation."""
+    pytest.importorskip("torch")
+    command = [sys.executable, str(EXAMPLES / "train.py"), "--backend", "torch"]
+    command += ["--generations", "2", "--population-size", "8", "--noise-table-size", "100000"]
+    command += ["--num-actors", "2", "--eval-episodes", "2", "--logdir", str(tmp_path), "--quiet"]
+    completed = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    config = (tmp_path / "config.yaml").read_text()
+    assert "backend: torch" in config

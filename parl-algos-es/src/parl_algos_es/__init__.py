@@ -1,11 +1,13 @@
 """Evolution strategies for PARL: ``ES`` (OpenAI), ``CMAES`` (on ``cma``) and a simple ``GA``.
 
 All three search over a ``parl.Model``'s flat parameters behind one ask/tell interface, which
-:class:`ESAgent` wraps in EvoKit's ``add_noise`` / ``update`` workflow. Use the algorithms
-through the registry, as any plugin: ``parl.algorithms.get("ES")``.
+:class:`ESAgent` wraps in EvoKit's ``add_noise`` / ``update`` workflow. The search is numpy;
+the policy is a paddle or a torch network (``MLPPolicy(..., backend="torch")``), as EvoKit's
+seed chapter promises. Use the algorithms through the registry, as any plugin:
+``parl.algorithms.get("ES")``.
 
 Names load on first use, so that ``parl_algos_es.noise`` (the shared noise table) and the other
-numpy-only modules import without paddle, in actors that only evaluate candidates too.
+numpy-only modules import without a framework, in actors that only evaluate candidates too.
 """
 
 from __future__ import annotations

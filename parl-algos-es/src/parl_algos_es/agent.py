@@ -9,13 +9,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from parl.core.errors import CheckpointError
-from parl.core.paddle import Agent
+from parl.core.neutral import Agent
 from parl.core.random_states import capture_bit_generator_state, check_bit_generator_state
 from parl.core.tensor_files import read_tensor_file, write_tensor_file
 
 import gymnasium as gym
 import numpy as np
-import paddle
 from numpy.typing import ArrayLike
 
 from parl_algos_es.base import EvolutionAlgorithm
@@ -120,8 +119,8 @@ class ESAgent(Agent):
                 self.new_obs_stats.update(batch)  # type: ignore[union-attr]
             batch = self.obs_stats.normalize(batch)
         model = self._candidate.model if self.record is not None else self.alg.model
-        with paddle.no_grad():
-            output = model(paddle.to_tensor(batch)).numpy()  # type: ignore[misc]
+        with self.ops.no_grad():
+            output = self.to_numpy(model(self.to_tensor(batch)))
         actions = self._to_actions(output)
         return actions[0] if single else actions
 

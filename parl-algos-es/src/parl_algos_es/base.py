@@ -20,10 +20,10 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
-from parl.core.paddle import Algorithm, Model
+from parl.core.neutral import Algorithm
+from parl.core.ops import Tensor
 
 import numpy as np
-import paddle
 from numpy.typing import ArrayLike
 
 from parl_algos_es.flat import FlatParameters
@@ -38,7 +38,8 @@ class EvolutionAlgorithm(Algorithm):
     """Base class of the evolution strategies: sampling records in, returns back.
 
     Subclasses implement :meth:`ask`, :meth:`candidate`, :meth:`tell` and their search state
-    (:meth:`_solver_arrays`, :meth:`_solver_scalars`, :meth:`_load_solver`).
+    (:meth:`_solver_arrays`, :meth:`_solver_scalars`, :meth:`_load_solver`). The search itself
+    is numpy; only the policy is a framework's, paddle or torch (the model's).
 
     Args:
         model: the policy; its trainable parameters are the search space.
@@ -50,7 +51,7 @@ class EvolutionAlgorithm(Algorithm):
 
     def __init__(
         self,
-        model: Model,
+        model: Any,
         *,
         seed: int | None = None,
         config: Any = None,
@@ -76,7 +77,7 @@ class EvolutionAlgorithm(Algorithm):
         """Update from the returns of the candidates ``records`` name; return statistics."""
         raise NotImplementedError
 
-    def predict(self, obs: paddle.Tensor) -> paddle.Tensor:
+    def predict(self, obs: Tensor) -> Tensor:
         """The current solution's output for a batch of observations (no perturbation)."""
         return self.model(obs)  # type: ignore[misc]
 

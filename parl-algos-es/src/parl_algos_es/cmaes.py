@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from parl.core.config import AlgorithmConfig
-from parl.core.paddle import Model
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -81,7 +80,7 @@ class CMAES(EvolutionAlgorithm):
 
     def __init__(
         self,
-        model: Model,
+        model: Any,
         *,
         seed: int | None = None,
         config: CMAESConfig | dict[str, Any] | None = None,

@@ -6,7 +6,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from parl.core.config import AlgorithmConfig
-from parl.core.paddle import Model
 from parl.core.validation import positive_int
 
 import numpy as np
@@ -90,7 +89,7 @@ class ES(EvolutionAlgorithm):
 
     def __init__(
         self,
-        model: Model,
+        model: Any,
         *,
         seed: int | None = None,
         config: ESConfig | dict[str, Any] | None = None,

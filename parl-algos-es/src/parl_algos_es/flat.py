@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
+from types import ModuleType
 from typing import Any
 
-from parl.core.model import numpy_dtype
-from parl.core.paddle import Model
+from parl.core.ops import ops_for, ops_of_backend
 
 import numpy as np
-import paddle
 
 __all__ = ["FlatParameters"]
 
@@ -17,8 +16,10 @@ class FlatParameters:
     """Reads and writes every trainable parameter of ``model`` as one float32 vector.
 
     Evolution strategies search over that vector; the order is the model's
-    ``named_parameters()`` order, each parameter raveled in C order. Buffers (batch-norm
-    statistics) and frozen parameters (``stop_gradient=True``) are not part of it.
+    ``named_parameters()`` order, each parameter raveled in C order in PARL's portable layout
+    (a ``Linear`` weight as ``[in, out]``, which torch stores transposed), so a vector means
+    the same network on paddle and on torch. Buffers (batch-norm statistics) and frozen
+    parameters are not part of it.
 
     Args:
         model: the policy network.
@@ -30,16 +31,29 @@ class FlatParameters:
         (8, [('fc.weight', (3, 2)), ('fc.bias', (2,))])
     """
 
-    def __init__(self, model: Model) -> None:
-        if not isinstance(model, Model):
-            raise TypeError(f"FlatParameters needs a parl.Model, got {type(model).__name__}")
+    def __init__(self, model: Any) -> None:
+        try:
+            ops = ops_for(model)
+        except TypeError as exc:
+            raise TypeError(f"FlatParameters needs a parl.Model: {exc}") from exc
+        self.backend = ops.BACKEND.name
         self.model = model
-        self.parameters = [(n, p) for n, p in model.named_parameters() if not p.stop_gradient]
+        self.parameters = ops.trainable_parameters(model)
         if not self.parameters:
             raise ValueError(f"{type(model).__name__} has no trainable parameters to search over")
-        self.shapes = [tuple(int(d) for d in p.shape) for _, p in self.parameters]
+        transposed = ops.transposed_weights(model)
+        self.transposed = [name in transposed for name, _ in self.parameters]
+        self.shapes = [
+            tuple(int(d) for d in (p.shape[::-1] if flip else p.shape))
+            for (_, p), flip in zip(self.parameters, self.transposed, strict=True)
+        ]
         self.sizes = [int(np.prod(shape)) for shape in self.shapes]
         self.size = sum(self.sizes)
+
+    @property
+    def ops(self) -> ModuleType:
+        """The ops of the model's framework."""
+        return ops_of_backend(self.backend)
 
     def layout(self) -> list[tuple[str, tuple[int, ...]]]:
         """``(name, shape)`` of every parameter in the vector, in order."""
@@ -49,7 +63,13 @@ class FlatParameters:
 
     def get(self) -> np.ndarray:
         """The current parameters as a new ``[size]`` float32 vector."""
-        return np.concatenate([p.numpy().astype(np.float32).ravel() for _, p in self.parameters])
+        arrays = (self.ops.to_numpy(p) for _, p in self.parameters)
+        return np.concatenate(
+            [
+                (array.T if flip else array).astype(np.float32).ravel()
+                for array, flip in zip(arrays, self.transposed, strict=True)
+            ]
+        )
 
     def check(self, vector: Any) -> np.ndarray:
         """Return ``vector`` as float32 after checking it fits: ``[size]``, finite numbers.
@@ -74,8 +94,9 @@ class FlatParameters:
         """Write ``vector`` into the model's parameters (checked before anything is written)."""
         values = self.check(vector)
         offsets = np.cumsum([0, *self.sizes])
-        with paddle.no_grad():
-            for (_, param), shape, start, end in zip(
-                self.parameters, self.shapes, offsets[:-1], offsets[1:], strict=True
-            ):
-                param.set_value(values[start:end].reshape(shape).astype(numpy_dtype(param)))
+        for (_, param), flip, shape, start, end in zip(
+            self.parameters, self.transposed, self.shapes, offsets[:-1], offsets[1:], strict=True
+        ):
+            value = values[start:end].reshape(shape)
+            value = np.ascontiguousarray(value.T) if flip else value
+            self.ops.assign(param, value.astype(self.ops.BACKEND.numpy_dtype(param)))

@@ -6,7 +6,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from parl.core.config import AlgorithmConfig
-from parl.core.paddle import Model
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -58,7 +57,7 @@ class GA(EvolutionAlgorithm):
 
     def __init__(
         self,
-        model: Model,
+        model: Any,
         *,
         seed: int | None = None,
         config: GAConfig | dict[str, Any] | None = None,

@@ -87,7 +87,7 @@ class EvaluationActor:
             and config: ES rebuilds candidates from its noise table).
         make_env: a gymnasium id or a function returning one env (with a time limit).
         episodes_per_candidate: episodes averaged into one candidate's return.
-        seed: seeds paddle and numpy in this actor.
+        seed: seeds the framework and numpy in this actor.
     """
 
     def __init__(

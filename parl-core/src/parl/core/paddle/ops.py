@@ -69,6 +69,7 @@ __all__ = [
     "to_numpy",
     "to_tensor",
     "trainable_parameters",
+    "transposed_weights",
     "uniform_like",
     "update_target",
     "where",
@@ -238,6 +239,12 @@ def layer_list(layers: Iterable[paddle.nn.Layer]) -> paddle.nn.LayerList:
 def trainable_parameters(model: paddle.nn.Layer) -> list[tuple[str, paddle.Tensor]]:
     """``(name, parameter)`` of every parameter of ``model`` that takes gradients, in order."""
     return [(name, p) for name, p in model.named_parameters() if not p.stop_gradient]
+
+
+def transposed_weights(model: paddle.nn.Layer) -> frozenset[str]:
+    """Names of the weights stored transposed from PARL's portable layout (paddle's own
+    ``Linear`` layout, ``[in, out]``): none on paddle."""
+    return frozenset()
 
 
 # -- devices ---------------------------------------------------------------------------------

@@ -16,15 +16,16 @@ from parl.core.errors import WeightsMismatchError
 import numpy as np
 import torch
 
-__all__ = ["from_paddle_weights", "to_paddle_weights"]
+__all__ = ["from_paddle_weights", "linear_weight_names", "to_paddle_weights"]
 
 
-def _linear_weights(model: torch.nn.Module) -> set[str]:
-    return {
+def linear_weight_names(model: torch.nn.Module) -> frozenset[str]:
+    """The state-dict names of the weights of ``model``'s ``torch.nn.Linear`` layers."""
+    return frozenset(
         f"{name}.weight" if name else "weight"
         for name, module in model.named_modules()
         if isinstance(module, torch.nn.Linear)
-    }
+    )
 
 
 def from_paddle_weights(
@@ -36,7 +37,7 @@ def from_paddle_weights(
         WeightsMismatchError: a weight of a ``Linear`` layer is not a matrix.
     """
     converted = {}
-    linear = _linear_weights(model)
+    linear = linear_weight_names(model)
     for name, value in weights.items():
         array = np.asarray(value)
         if name in linear:
@@ -52,7 +53,7 @@ def from_paddle_weights(
 
 def to_paddle_weights(model: torch.nn.Module) -> dict[str, np.ndarray]:
     """Return ``model``'s weights laid out for its paddle twin's ``set_weights``."""
-    linear = _linear_weights(model)
+    linear = linear_weight_names(model)
     return {
         name: np.ascontiguousarray(value.T) if name in linear else value
         for name, value in (

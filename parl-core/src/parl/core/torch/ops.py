@@ -18,6 +18,7 @@ from parl.core.torch.batch import (
     as_batch_vector,
     check_action_range,
 )
+from parl.core.torch.interop import linear_weight_names
 from parl.core.torch.model import Model
 from parl.core.torch.optim import clip_grad_norm_
 from parl.core.torch.target import make_target, update_target
@@ -70,6 +71,7 @@ __all__ = [
     "to_numpy",
     "to_tensor",
     "trainable_parameters",
+    "transposed_weights",
     "uniform_like",
     "update_target",
     "where",
@@ -245,6 +247,12 @@ def layer_list(layers: Iterable[torch.nn.Module]) -> torch.nn.ModuleList:
 def trainable_parameters(model: torch.nn.Module) -> list[tuple[str, torch.Tensor]]:
     """``(name, parameter)`` of every parameter of ``model`` that takes gradients, in order."""
     return [(name, p) for name, p in model.named_parameters() if p.requires_grad]
+
+
+def transposed_weights(model: torch.nn.Module) -> frozenset[str]:
+    """Names of the weights stored transposed from PARL's portable layout (paddle's
+    ``Linear`` layout, ``[in, out]``): every ``torch.nn.Linear`` weight (``[out, in]``)."""
+    return linear_weight_names(model)
 
 
 # -- devices ---------------------------------------------------------------------------------
