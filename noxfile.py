@@ -73,11 +73,12 @@ def tests(session: nox.Session) -> None:
     # parl-remote[ray]: the backend suite runs every remote semantic on a local Ray too.
     # parl-utils[mlflow,wandb]: the tracker sinks are tested against the real libraries;
     # [plot]: the results schema test draws a curve; [multiagent]: the particle envs (mpe2);
-    # [offline]: the dataset files (h5py, minari).
+    # [offline]: the dataset files (h5py, minari). tensorboardX reads the TensorBoard sink's files.
     install_workspace(
         session,
         "pytest>=8",
         "pytest-xdist>=3.5",
+        "tensorboardX>=2.6",
         "-e",
         "./parl-utils[atari,mlflow,multiagent,offline,plot,wandb]",
         "-e",
