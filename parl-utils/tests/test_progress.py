@@ -85,3 +85,14 @@ def test_disabled_shows_nothing(tmp_path: Path) -> None:
 def test_bad_total() -> None:
     with pytest.raises(ValueError, match="total must be an integer > 0, got 0"):
         progress_bar(0)
+
+
+def test_a_run_that_overshoots_its_total_ends_at_100_percent(tmp_path: Path, clock) -> None:
+    logger.set_dir(tmp_path)
+    bar = progress_bar(1000, "IMPALA CartPole-v1", unit="step", stream=io.StringIO())
+    clock[0] = 10.0
+    bar.update(1064)  # the last batch of rollouts goes past the budget
+    bar.close()
+    assert progress_lines(tmp_path, "IMPALA") == [
+        "IMPALA CartPole-v1: 100% 1064/1064 step [00:10<00:00, 106.40step/s]"
+    ]

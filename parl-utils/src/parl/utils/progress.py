@@ -89,7 +89,7 @@ class LineProgress:
         postfix = ", ".join(f"{key}={value}" for key, value in self._postfix.items())
         line = tqdm.format_meter(
             self.n,
-            self.total,
+            max(self.total, self.n),  # a run may overshoot its budget by a last batch
             self._logged - self._started,
             prefix=self.desc,
             unit=self.unit,
