@@ -12,10 +12,12 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import select
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -73,11 +75,12 @@ def tests(session: nox.Session) -> None:
     # parl-remote[ray]: the backend suite runs every remote semantic on a local Ray too.
     # parl-utils[mlflow,wandb]: the tracker sinks are tested against the real libraries;
     # [plot]: the results schema test draws a curve; [multiagent]: the particle envs (mpe2);
-    # [offline]: the dataset files (h5py, minari).
+    # [offline]: the dataset files (h5py, minari). tensorboardX reads the TensorBoard sink's files.
     install_workspace(
         session,
         "pytest>=8",
         "pytest-xdist>=3.5",
+        "tensorboardX>=2.6",
         "-e",
         "./parl-utils[atari,mlflow,multiagent,offline,plot,wandb]",
         "-e",
@@ -96,9 +99,8 @@ def tests(session: nox.Session) -> None:
 
 
 TORCH = "torch==2.13.0"
-# A local folder of wheels (a CPU build of torch) where the machine has one, so that CI never
-# downloads the multi-GB CUDA build; elsewhere the index the machine is configured with (point
-# UV_INDEX_URL at torch's CPU index to get the CPU build there).
+# A local folder of wheels (a CPU build of torch) where the machine has one; elsewhere uv's
+# --torch-backend cpu (PyTorch's CPU wheel index): never the multi-GB CUDA build.
 LOCAL_WHEELS = Path("/opt/wheels")
 TORCH_TEST_FOLDERS = ["parl-core/tests/torch"]
 TORCH_TEST_FILES = "*/tests/test_*_torch.py"
@@ -118,8 +120,8 @@ def torch(session: nox.Session) -> None:
     paddle, then the ``>>>`` examples of the torch modules (``nox -s docs`` has no torch). Fails
     if any test is skipped, so that a missing torch cannot pass for success."""
     install_workspace(session, "pytest>=8", "sybil>=9")
-    local = ["--find-links", str(LOCAL_WHEELS)] if LOCAL_WHEELS.is_dir() else []
-    session.install(*local, TORCH)
+    cpu = ["--find-links", str(LOCAL_WHEELS)] if LOCAL_WHEELS.is_dir() else []
+    session.install(*(cpu or ["--torch-backend", "cpu"]), TORCH)
     report = Path(session.create_tmp()) / "torch-junit.xml"
     paths = session.posargs or TORCH_TESTS
     session.run(
@@ -145,19 +147,41 @@ BROWSER_TEST = "parl-remote/tests/test_monitor_browser.py"
 BROWSER_PACKAGES = {"chromium": "chromium", "chromedriver": "chromium-driver"}
 
 
+APT_ANSWER_S = 60  # how long the question before apt-get waits for an answer
+
+
 def ensure_chromium(session: nox.Session) -> None:
-    """Debian's chromium and chromium-driver: installed with apt when missing and root."""
+    """Debian's chromium and chromium-driver, the one change a session makes to the system:
+    installed with apt when missing and root, said first, and asked first at a terminal
+    (``PARL_APT=yes`` answers yes, ``PARL_APT=no`` skips the session)."""
     missing = [pkg for exe, pkg in BROWSER_PACKAGES.items() if shutil.which(exe) is None]
     if not missing:
         return
+    command = f"apt-get update && apt-get install -y {' '.join(missing)}"
     if os.geteuid() != 0 or shutil.which("apt-get") is None:
         session.error(
-            f"the browser test needs {' and '.join(missing)}: run `sudo apt-get install -y "
-            f"{' '.join(missing)}` (Debian/Ubuntu), then `nox -s browser` again"
+            f"the browser test needs {' and '.join(missing)}: run `sudo {command}` "
+            "(Debian/Ubuntu), then `nox -s browser` again"
         )
+    session.warn(f"the browser session needs {' and '.join(missing)}: it runs `{command}` as root")
+    if not _apt_agreed(session):
+        session.skip(f"not installing {' and '.join(missing)}; run `{command}` to test the browser")
     env = {"DEBIAN_FRONTEND": "noninteractive"}
     session.run("apt-get", "update", "-q", external=True, env=env)
     session.run("apt-get", "install", "-y", "-q", *missing, external=True, env=env)
+
+
+def _apt_agreed(session: nox.Session) -> bool:
+    """``PARL_APT`` if set; else, at a terminal, the answer to a question (no answer within
+    ``APT_ANSWER_S`` s is no); else (CI) yes, as said just before."""
+    choice = os.environ.get("PARL_APT", "").lower()
+    if choice in ("yes", "no"):
+        return choice == "yes"
+    if not sys.stdin.isatty():
+        return True
+    print(f"Install them now? [y/N] (no answer in {APT_ANSWER_S} s: no) ", end="", flush=True)
+    ready, _, _ = select.select([sys.stdin], [], [], APT_ANSWER_S)
+    return bool(ready) and sys.stdin.readline().strip().lower() in ("y", "yes")
 
 
 @nox.session

@@ -11,10 +11,18 @@ wheelhouse only, never from an index:
   wheelhouse, as the index will hold every distribution;
 - a line whose comment says ``after paddle's GPU build`` must install no paddle build; its
   promises are checked with the CPU build standing in for the GPU one;
-- a line with a ``[torch]`` extra gets torch's CPU build from ``/opt/wheels`` where the machine
-  has one (not the multi-GB CUDA build); elsewhere, what the configured index gives;
+- a line that installs torch's CPU build (``pip install torch --index-url "$TORCH_CPU_INDEX"``,
+  or ``uv pip install torch --torch-backend cpu``), and a line with a ``[torch]`` extra, which
+  the docs put after it: torch's CPU build goes in first, as its own command, from a CPU wheel
+  in ``/opt/wheels`` where the machine has one, else from ``$TORCH_CPU_INDEX`` if set, else
+  through uv's ``--torch-backend cpu``; then the line, after which torch must still be the CPU
+  build (no CUDA);
 - after each install, every distribution of ours in the environment must be file for file the
   wheel of the wheelhouse (RECORD hashes), so none came from an index.
+
+Each result says what was checked, and how large the environment came out: a "once published"
+line passes here from the wheelhouse although, until PARL is on an index, a user running it
+gets "No matching distribution".
 
 Usage (``nox -s packaging`` runs it): ``python .ci/install_lines.py --wheelhouse DIR``;
 ``--list`` only prints the distinct lines and where they are.
@@ -101,6 +109,7 @@ PROMISES: dict[str, list[str | tuple[str, ...]]] = {
     "parl-algos-es[mujoco]": ["import gymnasium; gymnasium.make('HalfCheetah-v5').close()"],
     "acme-parl-bandit": [family("ContextualBandit")],
     "paddlepaddle": ["import paddle"],
+    "torch": ["import torch; torch.ones(2) @ torch.ones(2)"],
     "pytest": [("pytest", "--version")],
     "tensorboard": [("tensorboard", "--version_tb")],
     "uv": [("uv", "--version")],
@@ -121,7 +130,15 @@ OPTIONS = {
     "--upgrade": False,
     "--force-reinstall": False,
     "--no-deps": False,
+    "--index-url": True,
+    "--torch-backend": True,
 }
+# The one value each of these options may have: they pick torch's CPU build, and nothing else.
+CPU_TORCH_OPTIONS = {"--index-url": "$TORCH_CPU_INDEX", "--torch-backend": "cpu"}
+CPU_TORCH_CHECK = (
+    "import torch; assert torch.version.cuda is None, "
+    "f'torch {torch.__version__} is a CUDA build: the CPU build was replaced'"
+)
 # The marks a line's comment may carry (compared in lower case); see the module docstring.
 PUBLISHED_MARK = "once published"
 GPU_MARK = "after paddle's gpu build"
@@ -164,6 +181,28 @@ class InstallLine:
     published: bool
     no_deps: bool
     after_gpu_paddle: bool
+    cpu_torch: bool = False  # installs torch's CPU build itself (--index-url/--torch-backend)
+
+    def needs_torch(self) -> bool:
+        """Whether the line installs torch, or comes after the line that installs its CPU
+        build (a ``[torch]`` extra)."""
+        return self.cpu_torch or any("torch" in w.extras for w in self.wanted)
+
+    def how_checked(self) -> str:
+        """What the check installed the line from, in a few words."""
+        said = []
+        if self.published:
+            said.append(
+                "as published: the whole wheelhouse stood in for the index, where PARL is not "
+                "yet (today this line fails with 'No matching distribution')"
+            )
+        elif any(w.folder for w in self.wanted):
+            said.append("our distributions from the wheels of the folders it names")
+        if self.needs_torch():
+            said.append(f"torch's CPU build first, from {describe(cpu_torch_source())}")
+        if self.after_gpu_paddle:
+            said.append("paddle's CPU build stood in for its GPU build")
+        return "; ".join(said)
 
 
 @dataclass(frozen=True)
@@ -254,7 +293,7 @@ def split_comment(snippet: str) -> tuple[str, str, str]:
 def parse(arguments: list[str], comment: str, root: Path, ours: set[str]) -> InstallLine | str:
     """The line's requirements, or the reason it is not checked; :class:`LineError` if wrong."""
     wanted: list[Wanted] = []
-    no_deps = False
+    no_deps = cpu_torch = False
     words = iter(arguments)
     for word in words:
         if word.startswith("-"):
@@ -264,6 +303,9 @@ def parse(arguments: list[str], comment: str, root: Path, ours: set[str]) -> Ins
                     f"{', '.join(OPTIONS)}, or teach OPTIONS in .ci/install_lines.py"
                 )
             no_deps = no_deps or word == "--no-deps"
+            if word in CPU_TORCH_OPTIONS:
+                cpu_torch = check_cpu_torch_option(word, next(words, ""))
+                continue
             if OPTIONS[word]:
                 word = next(words, "")
             else:
@@ -280,7 +322,22 @@ def parse(arguments: list[str], comment: str, root: Path, ours: set[str]) -> Ins
                 "shows the index form"
             )
     gpu = GPU_MARK in comment.lower()
-    return InstallLine(tuple(sorted(wanted, key=repr)), published, no_deps, gpu)
+    if cpu_torch and [w.name for w in wanted] != ["torch"]:
+        raise LineError(
+            "a line that picks torch's CPU build must install torch alone: other packages "
+            "would come from that index too"
+        )
+    return InstallLine(tuple(sorted(wanted, key=repr)), published, no_deps, gpu, cpu_torch)
+
+
+def check_cpu_torch_option(option: str, value: str) -> bool:
+    """An option that picks torch's build must pick the CPU one, in the one way the docs use."""
+    if value != CPU_TORCH_OPTIONS[option]:
+        raise LineError(
+            f"{option} {value!r}: the docs use {option} only for torch's CPU build, as "
+            f"{option} {CPU_TORCH_OPTIONS[option]} (no index address in the docs)"
+        )
+    return True
 
 
 def requirement(word: str, root: Path) -> Wanted:
@@ -314,6 +371,8 @@ def promises(line: InstallLine) -> list[str | tuple[str, ...]]:
                     "add what installing it promises there"
                 )
             checks += [check for check in PROMISES[key] if check not in checks]
+    if line.needs_torch():
+        checks.append(CPU_TORCH_CHECK)
     return checks
 
 
@@ -353,8 +412,9 @@ def build_other_folders(
     return wheels_by_name(out)
 
 
-def check_line(line: InstallLine, wheels: dict[str, Path], scratch: Path) -> None:
-    """Install one line into a fresh virtualenv and check what it promises; raise on failure.
+def check_line(line: InstallLine, wheels: dict[str, Path], scratch: Path) -> int:
+    """Install one line into a fresh virtualenv and check what it promises; raise on failure,
+    else return the environment's size in bytes.
 
     Every line's venv has the same path and byte code goes to one cache outside it: the files
     are uv's hard links, so the byte code compiled for one line serves the next (about a second
@@ -370,7 +430,9 @@ def check_line(line: InstallLine, wheels: dict[str, Path], scratch: Path) -> Non
     run(["uv", "venv", "--quiet", "--python", sys.executable, str(venv)])
     install = ["uv", "pip", "install", "--quiet", "--python", str(venv), "--find-links", str(links)]
     arguments = [w.install_arg() for w in line.wanted]
-    run([*install, *torch_source(line), *arguments])
+    if line.needs_torch():  # the docs' first command: torch's CPU build
+        run([*install, *cpu_torch_source()])
+    run([*install, *arguments])
     if line.no_deps:  # a repair command: it runs over an environment that has the rest
         run([*install, "--reinstall", "--no-deps", *arguments])
     missing = {w.name for w in line.wanted} - check_from_wheelhouse(venv, wheels)
@@ -386,15 +448,30 @@ def check_line(line: InstallLine, wheels: dict[str, Path], scratch: Path) -> Non
     run([str(venv / "bin" / "python"), "-c", RUN_CHECKS, json.dumps(code)], cwd=scratch, env=env)
     for command in (check for check in promises(line) if isinstance(check, tuple)):
         run([str(venv / "bin" / command[0]), *command[1:]], cwd=scratch, env=env)
+    return size_of(venv)
 
 
-def torch_source(line: InstallLine) -> list[str]:
-    """Where a line with a ``[torch]`` extra takes torch from: a local CPU wheel if the machine
-    has one (else the configured index); nothing for other lines."""
-    if not any("torch" in wanted.extras for wanted in line.wanted):
-        return []
-    local = sorted(LOCAL_WHEELS.glob("torch-*.whl")) if LOCAL_WHEELS.is_dir() else []
-    return [str(local[-1])] if local else []
+def cpu_torch_source() -> list[str]:
+    """The arguments of ``uv pip install`` that give torch's CPU build: a local CPU wheel where
+    the machine has one, else ``$TORCH_CPU_INDEX`` (PyTorch's CPU wheel index) if set, else
+    uv's ``--torch-backend cpu`` (uv knows that index)."""
+    local = sorted(LOCAL_WHEELS.glob("torch-*+cpu-*.whl")) if LOCAL_WHEELS.is_dir() else []
+    if local:
+        return [str(local[-1])]
+    index = os.environ.get("TORCH_CPU_INDEX")
+    return ["torch", "--index-url", index] if index else ["torch", "--torch-backend", "cpu"]
+
+
+def describe(source: list[str]) -> str:
+    """Where :func:`cpu_torch_source` takes torch from, in words."""
+    if source[0] != "torch":
+        return f"the local wheel {Path(source[0]).name}"
+    return "$TORCH_CPU_INDEX" if source[1] == "--index-url" else "uv's --torch-backend cpu"
+
+
+def size_of(folder: Path) -> int:
+    """Bytes of the files under ``folder`` (what a copy of the environment takes)."""
+    return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file() and not f.is_symlink())
 
 
 NO_PADDLE = """
@@ -460,24 +537,30 @@ def check_all(lines: dict[InstallLine, list[Seen]], wheels: dict[str, Path], scr
     for slot in range(WORKERS):
         slots.put(scratch / f"slot{slot}")
 
-    def check(line: InstallLine) -> tuple[float, Exception | None]:
+    def check(line: InstallLine) -> tuple[float, int | Exception]:
         slot, started = slots.get(), time.monotonic()
         try:
-            check_line(line, wheels, slot)
+            size: int | Exception = check_line(line, wheels, slot)
         except RuntimeError as exc:
-            return time.monotonic() - started, exc
+            size = exc
         finally:
             slots.put(slot)
-        return time.monotonic() - started, None
+        return time.monotonic() - started, size
 
     failed = 0
     with ThreadPoolExecutor(WORKERS) as pool:
-        results = zip(pool.map(check, lines), lines.values(), strict=True)
-        for index, ((seconds, error), places) in enumerate(results):
+        results = zip(pool.map(check, lines), lines.items(), strict=True)
+        for index, ((seconds, outcome), (line, places)) in enumerate(results):
             print(f"[{index + 1}/{len(lines)}] {places[0].text}")
             print(f"    in {', '.join(place.where for place in places)}")
-            print(f"    FAILED: {error}" if error else f"    ok in {seconds:.1f} s", flush=True)
-            failed += error is not None
+            print(f"    checked: {line.how_checked()}")
+            if isinstance(outcome, Exception):
+                print(f"    FAILED: {outcome}", flush=True)
+                failed += 1
+            else:
+                print(
+                    f"    ok in {seconds:.1f} s; environment {outcome / 2**30:.2f} GiB", flush=True
+                )
     return failed
 
 
@@ -508,6 +591,12 @@ def main() -> int:
         failed = check_all(lines, wheels, scratch)
     seconds = time.monotonic() - started
     print(f"{len(lines) - failed} of {len(lines)} install lines ok, in {seconds:.0f} s")
+    published = sum(line.published for line in lines)
+    if published:
+        print(
+            f"{published} of them are 'once published' lines, checked from the wheelhouse as "
+            "an index will serve it: until PARL is published they fail for a user"
+        )
     return 1 if failed else 0
 
 

@@ -64,7 +64,7 @@ def test_identical_lines_count_once_and_only_shell_and_inline_code_count(repo: P
     [
         ("pip install parl-core", "no index has it yet"),
         ("pip install leftpad", "PROMISES in .ci/install_lines.py does not know"),
-        ("pip install --index-url x ./parl-core", "teach OPTIONS in .ci/install_lines.py"),
+        ("pip install --extra-index-url x ./parl-core", "teach OPTIONS in .ci/install_lines.py"),
         ("pip install ./parl-remote", "not a folder of this repository"),
     ],
 )
@@ -131,3 +131,49 @@ def test_a_torch_only_line_promises_the_familys_torch_classes_not_its_paddle_one
     assert paddle_classes not in torch_only
     assert "import parl; parl.algorithms.get('PPO', backend='torch')" in torch_only
     assert paddle_classes in both
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        ["torch", "--index-url", "$TORCH_CPU_INDEX"],
+        ["--torch-backend", "cpu", "torch"],
+    ],
+)
+def test_the_cpu_torch_line_is_checked_for_the_cpu_build(script: ModuleType, words) -> None:
+    line = script.parse(words, "", Path("."), set(OURS))
+    assert line.cpu_torch and [w.name for w in line.wanted] == ["torch"]
+    assert script.CPU_TORCH_CHECK in script.promises(line)
+    assert line.how_checked().startswith("torch's CPU build first, from ")
+
+
+@pytest.mark.parametrize(
+    ("words", "message"),
+    [
+        (["torch", "--index-url", "elsewhere"], "only for torch's CPU build"),
+        (["torch", "--torch-backend", "cu128"], "only for torch's CPU build"),
+        (["torch", "numpy", "--index-url", "$TORCH_CPU_INDEX"], "must install torch alone"),
+    ],
+)
+def test_an_index_option_for_anything_but_torchs_cpu_build_is_refused(
+    script: ModuleType, words: list[str], message: str
+) -> None:
+    with pytest.raises(script.LineError, match=message):
+        script.parse(words, "", Path("."), set(OURS))
+
+
+def test_a_torch_line_comes_after_the_cpu_build_and_must_keep_it(script: ModuleType) -> None:
+    root = Path(__file__).parent.parent.parent
+    words = ["./parl-core[torch]", "./parl-utils", "./parl-algos-dqn[torch]"]
+    line = script.parse(words, "", root, {*OURS, "parl-algos-dqn"})
+    assert line.needs_torch() and not line.cpu_torch
+    assert script.promises(line)[-1] == script.CPU_TORCH_CHECK
+    assert "torch's CPU build first" in line.how_checked()
+    assert script.cpu_torch_source()  # a local wheel, $TORCH_CPU_INDEX or uv's cpu backend
+
+
+def test_a_published_line_says_it_fails_today(script: ModuleType) -> None:
+    line = script.parse(["parl-utils"], "once published", Path("."), set(OURS))
+    assert "today this line fails with 'No matching distribution'" in line.how_checked()
+    local = script.parse(["./parl-utils"], "", Path(__file__).parent.parent.parent, set(OURS))
+    assert line.how_checked() != local.how_checked()

@@ -195,7 +195,9 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
     num_updates = max(1, args.total_steps // batch_size)
     schedule = LinearDecayScheduler(args.lr, num_updates)
     env_steps = 0
-    bar = progress_bar(num_updates * batch_size, f"A2C {args.env_id}", disable=args.quiet)
+    bar = progress_bar(
+        num_updates * batch_size, f"A2C {args.env_id}", unit="step", disable=args.quiet
+    )
     for update in range(num_updates):
         weights = agent.get_weights()
         futures = [

@@ -147,7 +147,7 @@ def train_behaviour_sac(args: Args, steps: int) -> tuple[ContinuousAgent, dict[s
     rpm = ReplayMemory(steps, obs_dim=obs_dim, act_dim=act_dim, seed=args.seed)
     recorder, random_actions = DatasetRecorder(), np.random.default_rng(args.seed)
     collector = RolloutCollector(envs, seed=args.seed)
-    bar = progress_bar(steps, f"behaviour SAC {args.env_id}", disable=args.quiet)
+    bar = progress_bar(steps, f"behaviour SAC {args.env_id}", unit="step", disable=args.quiet)
     while collector.env_steps < steps:
         if collector.env_steps < BEHAVIOUR_LEARNING_STARTS:
             actions = random_actions.uniform(-1, 1, (1, act_dim)).astype(np.float32)
@@ -264,7 +264,9 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
     )
 
     step = 0
-    bar = progress_bar(args.total_steps, f"{args.algo} {args.env_id}", disable=args.quiet)
+    bar = progress_bar(
+        args.total_steps, f"{args.algo} {args.env_id}", unit="gradient step", disable=args.quiet
+    )
     for step in range(1, args.total_steps + 1):
         bar.update(1)
         losses = agent.learn(*rpm.sample_batch(args.batch_size))

@@ -150,7 +150,9 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
     collector = RolloutCollector(envs, seed=args.seed)
     epsilon = 1.0
     next_train = max(args.train_freq, args.learning_starts)
-    bar = progress_bar(args.total_steps, f"{args.algo} {args.env_id}", disable=args.quiet)
+    bar = progress_bar(
+        args.total_steps, f"{args.algo} {args.env_id}", unit="step", disable=args.quiet
+    )
     while collector.env_steps < args.total_steps:
         step = collector.step(agent.sample(collector.obs, epsilon))
         rpm.append_batch(step.obs, step.actions, step.rewards, step.next_obs, step.terminations)

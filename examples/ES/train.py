@@ -32,6 +32,7 @@ from parl.utils import (
 
 import gymnasium as gym
 import numpy as np
+from tqdm import tqdm
 
 from parl_algos_es import ESAgent, EvolutionHarness, MLPPolicy
 from parl_algos_es.harness import GenerationResult
@@ -219,11 +220,14 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
             wall_s, learner_s = wall_s + result.wall_s, learner_s + result.learner_s
             metrics = generation_metrics(result, update_norm)
             if not args.quiet:
+                left = wall_s / result.generation * (args.generations - result.generation)
                 print(
-                    f"generation {result.generation}: population return mean "
+                    f"generation {result.generation}/{args.generations}: population return mean "
                     f"{result.stats['reward_mean']:.1f} max {result.stats['reward_max']:.1f}, "
                     f"{env_steps} env steps, update norm {update_norm:.4f}, learner "
-                    f"{metrics['charts/learner_time_share']:.1%} of {result.wall_s:.2f} s"
+                    f"{metrics['charts/learner_time_share']:.1%} of {result.wall_s:.2f} s "
+                    f"[{tqdm.format_interval(wall_s)}<{tqdm.format_interval(left)}]",
+                    flush=True,  # a line per generation in a log file too, not a buffer's worth
                 )
             if tracker.update(env_steps, metrics):
                 break

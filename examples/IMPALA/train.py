@@ -23,6 +23,7 @@ from parl.utils import (
     RunResult,
     make_vector_env,
     parse_args,
+    progress_bar,
     save_config,
     summary,
 )
@@ -82,6 +83,8 @@ class Args:
     """The evaluation return whose first reach is reported."""
     logdir: str | None = None
     """Run directory (config, metrics, checkpoints); runs/IMPALA_<env>_seed<seed> if None."""
+    quiet: bool = False
+    """Hide the progress bar."""
 
 
 def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
@@ -137,12 +140,19 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
         policy=lambda obs: algorithm.predict(obs).numpy(),
     )
 
+    bar = progress_bar(args.total_steps, f"IMPALA {args.env_id}", unit="step", disable=args.quiet)
+    shown = 0
+
     def after_learn(learn_steps: int, env_steps: int) -> None:
         # The harness logs its own losses and charts; the tracker evaluates and may stop.
+        nonlocal shown
+        bar.update(env_steps - shown)
+        shown = env_steps
         if tracker.update(env_steps):
             system.stop()
 
     run = system.train(args.total_steps, on_learn=after_learn)
+    bar.close()
     result = tracker.finish(
         run.env_steps,
         steady_sps=run.sps,

@@ -154,7 +154,7 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
     episode_return, episode_returns = 0.0, []
     critic_losses: list[float] = []
     next_log = args.log_every
-    bar = progress_bar(args.total_steps, f"MADDPG {args.env_id}", disable=args.quiet)
+    bar = progress_bar(args.total_steps, f"MADDPG {args.env_id}", unit="step", disable=args.quiet)
     for step in range(1, args.total_steps + 1):
         act_n = [agent.sample(obs) for agent, obs in zip(agents, obs_n, strict=True)]
         next_obs_n, reward_n, terminated_n, truncated_n, _ = env.step(act_n)

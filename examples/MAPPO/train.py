@@ -170,7 +170,9 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
     steps_per_update = args.num_envs * args.num_steps
     num_updates = max(1, args.total_steps // steps_per_update)
     lr_schedule = LinearDecayScheduler(args.lr, num_updates)
-    bar = progress_bar(num_updates * steps_per_update, f"MAPPO {args.env_id}", disable=args.quiet)
+    bar = progress_bar(
+        num_updates * steps_per_update, f"MAPPO {args.env_id}", unit="step", disable=args.quiet
+    )
     for update in range(num_updates):
         lr = args.lr if update == 0 or not args.anneal_lr else lr_schedule.step()
         # [num_steps, num_envs, n_agents] arrays from every env, stepped here or by the actors.

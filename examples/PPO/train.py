@@ -197,7 +197,9 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
     num_updates = max(1, args.total_steps // batch_size)
     lr_schedule = LinearDecayScheduler(args.lr, num_updates)
     collector = RolloutCollector(envs, seed=args.seed)
-    bar = progress_bar(num_updates * batch_size, f"PPO {args.env_id}", disable=args.quiet)
+    bar = progress_bar(
+        num_updates * batch_size, f"PPO {args.env_id}", unit="step", disable=args.quiet
+    )
     for update in range(num_updates):
         lr = args.lr if update == 0 or not args.anneal_lr else lr_schedule.step()
         rollout = collector.rollout(act, args.num_steps)

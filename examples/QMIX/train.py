@@ -177,7 +177,7 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
     returns: list[float] = []
     losses: list[float] = []
     next_log = args.log_every
-    bar = progress_bar(args.total_steps, f"QMIX {args.env_id}", disable=args.quiet)
+    bar = progress_bar(args.total_steps, f"QMIX {args.env_id}", unit="step", disable=args.quiet)
     stop = False
     while step < args.total_steps and not stop:
         obs_n, _ = env.reset(seed=seed)

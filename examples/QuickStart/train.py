@@ -113,6 +113,7 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
         obs, actions, rewards = run_episode(collector, agent)
         collector.log_episodes()
         bar.update(1)
+        bar.set_postfix(env_steps=collector.env_steps)
         batch.append((obs, actions, calc_discount_sum_rewards(rewards, args.gamma)))
         if len(batch) < args.episodes_per_update:
             continue

@@ -173,7 +173,9 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
     collector = RolloutCollector(envs, seed=args.seed)
     losses: Any = None
     next_log = args.log_every
-    bar = progress_bar(args.total_steps, f"{args.algo} {args.env_id}", disable=args.quiet)
+    bar = progress_bar(
+        args.total_steps, f"{args.algo} {args.env_id}", unit="step", disable=args.quiet
+    )
     while collector.env_steps < args.total_steps:
         if collector.env_steps < args.learning_starts:
             actions = random_actions.uniform(-1, 1, (1, act_dim)).astype(np.float32)

@@ -87,7 +87,40 @@ def test_remote_class_without_parl_remote_names_the_install() -> None:
         "try:\n    parl.remote_class\nexcept ImportError as exc:\n    print(exc)\n"
     )
     assert result.returncode == 0, result.stderr
-    assert "pip install 'parl-remote'" in result.stdout
+    assert "needs the distribution 'parl-remote', which is not installed" in result.stdout
+    assert "pip install ./parl-remote" in result.stdout  # nothing is on an index yet
+
+
+@pytest.mark.parametrize(
+    ("module", "distribution"),
+    [("parl.utils", "parl-utils"), ("parl.env", "parl-utils"), ("parl.remote", "parl-remote")],
+)
+def test_importing_a_part_of_a_missing_distribution_names_it(
+    module: str, distribution: str
+) -> None:
+    # Without the distribution its folder is missing from parl's namespace path, as here.
+    result = run_python(
+        "import parl\n"
+        f"parl.__path__[:] = [p for p in parl.__path__ if {distribution!r} not in p]\n"
+        f"try:\n    import {module}\nexcept ModuleNotFoundError as exc:\n"
+        "    print(exc.name, exc, sep='\\n')\n"
+    )
+    assert result.returncode == 0, result.stderr
+    name, message = result.stdout.strip().splitlines()
+    assert name == module
+    assert (
+        f"{module} comes with the distribution {distribution!r}, which is not installed" in message
+    )
+    assert f"pip install ./{distribution}" in message
+
+
+def test_the_missing_distribution_check_leaves_other_imports_alone() -> None:
+    result = run_python(
+        "import parl, parl.utils, parl.env, parl.remote\n"
+        "try:\n    import parl.nothing_here\nexcept ModuleNotFoundError as exc:\n    print(exc)\n"
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "No module named 'parl.nothing_here'"
 
 
 def test_unknown_attribute_is_attribute_error() -> None:

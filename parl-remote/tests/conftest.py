@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import socket
 import subprocess
 import sys
@@ -139,10 +140,12 @@ def tree(cluster: object) -> list[psutil.Process]:
 
 
 def stop_and_check(cluster: object, timeout: float = 5.0) -> None:
-    """Stop a cluster and check every one of its processes is gone (no leftovers)."""
+    """Stop a cluster, check every one of its processes is gone (no leftovers), and remove its
+    folder (secret and logs): a test cluster, like an embedded one, belongs to one run."""
     procs = tree(cluster)
     cluster.stop()  # type: ignore[attr-defined]
     wait_for(lambda: gone([p.pid for p in procs]), timeout, "the cluster's processes to exit")
+    shutil.rmtree(cluster.data_dir, ignore_errors=True)  # type: ignore[attr-defined]
 
 
 @pytest.fixture(scope="session", autouse=True)

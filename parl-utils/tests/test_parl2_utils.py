@@ -8,7 +8,6 @@ import argparse
 import io
 import os
 import socket
-import struct
 import subprocess
 import sys
 import uuid
@@ -20,6 +19,8 @@ from parl.utils import logger, machine_info, summary
 import numpy as np
 import pytest
 from tensorboardX.proto import event_pb2
+
+from .conftest import read_events
 
 
 def test_parl_helpers_import_from_their_modules_and_the_package() -> None:
@@ -254,17 +255,10 @@ def test_set_dir_keeps_existing_files_and_says_so(tmp_path: Path) -> None:
 
 
 def read_histograms(logdir: Path) -> list[tuple[int, str, event_pb2.HistogramProto]]:
-    found = []
-    for path in sorted(logdir.glob("events.out.tfevents.*")):
-        data, offset = path.read_bytes(), 0
-        while offset < len(data):
-            (length,) = struct.unpack("<Q", data[offset : offset + 8])
-            event = event_pb2.Event.FromString(data[offset + 12 : offset + 12 + length])
-            offset += 12 + length + 4
-            found.extend(
-                (event.step, v.tag, v.histo) for v in event.summary.value if v.HasField("histo")
-            )
-    return found
+    events = read_events(logdir)
+    return [
+        (e.step, v.tag, v.histo) for e in events for v in e.summary.value if v.HasField("histo")
+    ]
 
 
 def test_add_histogram_reaches_tensorboard(tmp_path: Path) -> None:
@@ -276,6 +270,10 @@ def test_add_histogram_reaches_tensorboard(tmp_path: Path) -> None:
     assert (step, tag, histogram.num) == (5, "weights/fc1", 1000)
     assert histogram.min == values.min() and histogram.max == values.max()
     np.testing.assert_allclose(histogram.sum, values.sum())
+    np.testing.assert_allclose(histogram.sum_squares, (values**2).sum())
+    counts, edges = np.histogram(values, bins="auto")  # bucket i: (limit[i-1], limit[i]]
+    assert list(histogram.bucket_limit) == list(edges)
+    assert list(histogram.bucket) == [0.0, *counts]
 
 
 @pytest.mark.parametrize(

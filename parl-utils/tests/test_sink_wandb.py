@@ -6,6 +6,7 @@ import json
 import struct
 import subprocess
 import sys
+import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -49,9 +50,20 @@ def decoded(items: Iterable[Any]) -> dict[str, Any]:
     return {"/".join(i.nested_key or [i.key]): json.loads(i.value_json) for i in items}
 
 
+def finished(path: Path, timeout: float = 30.0) -> None:
+    """Wait until the run file ends with its ``exit`` record: W&B's service process writes the
+    file after ``run.finish()`` returns (about 0.2 s later here), so a file read at once may
+    still be empty."""
+    deadline = time.monotonic() + timeout
+    while not any(r.WhichOneof("record_type") == "exit" for r in records(path)):
+        assert time.monotonic() < deadline, f"{path} got no exit record within {timeout} s"
+        time.sleep(0.05)
+
+
 def read_run(logdir: Path) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:
     """The offline run under ``logdir``: its name, its config, and its history rows."""
     (path,) = logdir.glob("wandb/offline-run-*/run-*.wandb")
+    finished(path)
     name, config, rows = "", {}, []
     for record in records(path):
         kind = record.WhichOneof("record_type")

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 import csv
-import struct
+import importlib.util
+import subprocess
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -11,23 +13,15 @@ from parl.utils import logger, summary
 
 import numpy as np
 import pytest
-from tensorboardX.proto import event_pb2
+
+from .conftest import read_events
 
 
 def read_tensorboard_scalars(logdir: Path) -> list[tuple[int, str, float]]:
-    """Parse the TFRecord event files in ``logdir``: ``(step, tag, value)`` of every scalar."""
-    scalars = []
-    for path in sorted(logdir.glob("events.out.tfevents.*")):
-        data = path.read_bytes()
-        offset = 0
-        while offset < len(data):
-            # record: uint64 length, uint32 crc(length), payload, uint32 crc(payload)
-            (length,) = struct.unpack("<Q", data[offset : offset + 8])
-            payload = data[offset + 12 : offset + 12 + length]
-            offset += 12 + length + 4
-            event = event_pb2.Event.FromString(payload)
-            scalars.extend((event.step, v.tag, v.simple_value) for v in event.summary.value)
-    return scalars
+    """``(step, tag, value)`` of every scalar in the event files of ``logdir``."""
+    events = read_events(logdir)
+    values = [(e.step, v) for e in events for v in e.summary.value if v.HasField("simple_value")]
+    return [(step, v.tag, v.simple_value) for step, v in values]
 
 
 def read_metrics_csv(logdir: Path) -> list[dict[str, str]]:
@@ -53,6 +47,27 @@ def test_scalars_reach_csv_and_tensorboard(tmp_path: Path) -> None:
     assert (100, "charts/episodic_return", 21.5) in scalars
     assert (200, "losses/value", 0.25) in scalars
     assert (300, "charts/SPS", 1234.0) in scalars
+
+
+def test_the_first_metric_imports_no_framework(tmp_path: Path) -> None:
+    """A paddle run with torch installed beside it: its first metric (and histogram) loads the
+    sinks, which must not import torch, paddle or tensorboardX (which imports torch)."""
+    importlib.util.find_spec("torch") or pytest.skip(
+        "needs torch installed to prove it is not imported"
+    )
+    code = (
+        "import sys\n"
+        "from parl.utils import summary\n"
+        f"summary.set_logdir({str(tmp_path)!r})\n"
+        "summary.add_scalar('charts/episodic_return', 1.0, step=1)\n"
+        "summary.add_histogram('weights', [0.5, 1.5], step=1)\n"
+        "summary.close()\n"
+        "print(sorted(m for m in ('torch', 'paddle', 'tensorboardX') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+    assert read_tensorboard_scalars(tmp_path) == [(1, "charts/episodic_return", 1.0)]
 
 
 def test_flush_puts_values_on_disk_and_logging_continues(tmp_path: Path) -> None:

@@ -117,6 +117,16 @@ def test_eval_every_zero_never_evaluates(tmp_path):
     assert (tmp_path / "model.ckpt").is_file() and not (tmp_path / "best_model.ckpt").exists()
 
 
+def test_an_offline_runs_summary_counts_gradient_steps(tmp_path):
+    tracker = _tracker(ScriptedAgent(), tmp_path, eval_every=0)
+    tracker.update(1000)
+    result = tracker.finish(1000, steps_are="gradient steps")
+    line = result.summary()
+    assert "after 1000 gradient steps (" in line and " gradient steps/s)" in line
+    assert "env steps" not in line
+    assert "after 1000 env steps (" in result.model_copy(update={"extra": {}}).summary()
+
+
 @pytest.mark.parametrize(
     ("options", "error", "match"),
     [

@@ -12,6 +12,10 @@ __path__ = __import__("pkgutil").extend_path(__path__, __name__)
 
 
 import importlib
+import importlib.machinery
+import sys
+from collections.abc import Sequence
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from parl._version import __version__
@@ -76,8 +80,8 @@ def __getattr__(name: str) -> Any:
                 raise ImportError(_framework_missing(framework, f"parl.{name}")) from exc
             if missing == "parl.remote" or missing.split(".")[0] == "zmq":
                 raise ImportError(
-                    f"parl.{name} needs 'parl-remote', which is not installed "
-                    f"(missing module {missing!r}): pip install 'parl-remote'"
+                    f"parl.{name} needs the distribution 'parl-remote', which is not installed "
+                    f"(missing module {missing!r}): {_install_advice('parl-remote')}"
                 ) from exc
             raise
         value = getattr(module, attribute)
@@ -90,3 +94,42 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
+
+
+# The parts of the ``parl`` namespace that other distributions ship.
+_SHIPPED_BY = {"parl.utils": "parl-utils", "parl.env": "parl-utils", "parl.remote": "parl-remote"}
+
+
+def _install_advice(distribution: str) -> str:
+    """How to install ``distribution`` while PARL is not on a package index, and after."""
+    return (
+        f"from a clone of the PARL repository, pip install ./{distribution} "
+        f"(once PARL is published: pip install {distribution})"
+    )
+
+
+class _MissingDistributionFinder:
+    """Last on ``sys.meta_path``: ``import parl.utils`` (``parl.env``, ``parl.remote``) that no
+    other finder resolved raises an error naming the distribution to install, instead of
+    Python's bare ``No module named 'parl.utils'``."""
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        distribution = _SHIPPED_BY.get(fullname)
+        if distribution is None:
+            return None
+        # An import hook added after this one (an editable install's) still gets its turn.
+        for finder in sys.meta_path[sys.meta_path.index(self) + 1 :]:
+            spec = getattr(finder, "find_spec", lambda *_: None)(fullname, path, target)
+            if spec is not None:
+                return spec
+        raise ModuleNotFoundError(
+            f"{fullname} comes with the distribution {distribution!r}, which is not installed: "
+            f"{_install_advice(distribution)}",
+            name=fullname,
+        )
+
+
+if not any(isinstance(f, _MissingDistributionFinder) for f in sys.meta_path):
+    sys.meta_path.append(_MissingDistributionFinder())

@@ -8,8 +8,9 @@ assert "PolicyGradient" in parl.algorithms.names()
 assert issubclass(parl.Model, importlib.import_module("paddle").nn.Layer)
 try:
     importlib.import_module("parl.utils")
-except ModuleNotFoundError:
-    pass
+except ModuleNotFoundError as exc:
+    assert "comes with the distribution 'parl-utils'" in str(exc), exc
+    assert "pip install ./parl-utils" in str(exc), exc
 else:
     raise AssertionError("parl.utils still importable after uninstalling parl-utils")
-print("parl-core works without parl-utils")
+print("parl-core works without parl-utils; importing parl.utils names what to install")

@@ -17,10 +17,12 @@ from parl.remote.cluster import (
     connected_workers,
     endpoint_key,
     find_security,
+    is_alive,
     query,
     recorded_clusters,
     start_worker,
     stop_process,
+    sweep_leftovers,
 )
 from parl.remote.config import (
     DataDirError,
@@ -136,6 +138,8 @@ def _query(address: str, security: Security, tag: bytes = P.STATUS, **kw: Any) -
 @click.version_option(P.remote_version(), prog_name="xparl")
 def main() -> None:
     """xparl: run @parl.remote_class actors on a cluster of CPUs (and GPUs)."""
+    for line in sweep_leftovers():
+        click.echo(f"xparl: {line}", err=True)
 
 
 @main.command()
@@ -512,6 +516,12 @@ def stop(port: int | None) -> None:
 @click.argument("job_id", required=False)
 @click.option("--address", default=None, help="HOST:PORT of the master (default: local ones).")
 @click.option(
+    "--all",
+    "show_all",
+    is_flag=True,
+    help="List the logs of stopped clusters and workers too (default: running ones only).",
+)
+@click.option(
     "--tail",
     type=click.IntRange(min=0),
     default=0,
@@ -520,17 +530,17 @@ def stop(port: int | None) -> None:
 @_SECRET_FILE
 @_INSECURE_PEER
 def logs(
-    job_id: str | None, address: str | None, tail: int, secret_file: str | None, insecure: bool
+    job_id: str | None,
+    address: str | None,
+    show_all: bool,
+    tail: int,
+    secret_file: str | None,
+    insecure: bool,
 ) -> None:
-    """Print the stdout/stderr log of the actor JOB_ID; without JOB_ID, list actor logs."""
+    """Print the stdout/stderr log of the actor JOB_ID; without JOB_ID, list the actor logs of
+    the clusters and workers running on this machine (--all: of stopped ones too)."""
     if job_id is None:
-        folders = [c.data_dir for c in recorded_clusters()]
-        folders += sorted({p.parent for p, _ in connected_workers()})
-        names = sorted(p for folder in folders for p in Path(folder).glob("workers/*/logs/*.log"))
-        if not names:
-            click.echo(f"no actor logs under {data_home()}")
-        for path in names:
-            click.echo(f"{path.stem}\t{path}")
+        _list_logs(show_all)
         return
     for each in _addresses(address):
         try:
@@ -556,6 +566,26 @@ def logs(
         _echo_log(text, cut, str(path))
         return
     raise click.ClickException(f"no log for actor {job_id!r}; list them with `xparl logs`")
+
+
+def _list_logs(show_all: bool) -> None:
+    """Print ``JOB_ID<tab>path`` for each actor log of the clusters and connected workers that
+    run (``show_all``: of every folder under the data directory)."""
+    live = [c.data_dir for c in recorded_clusters() if c.is_running() or c.running_workers()]
+    live += sorted({path.parent for path, record in connected_workers() if is_alive(record)})
+    pattern = "workers/*/logs/*.log"
+    names = sorted(p for folder in live for p in Path(folder).glob(pattern))
+    if show_all:
+        names = sorted(data_home().glob(f"*/*/{pattern}"))
+    for path in names:
+        click.echo(f"{path.stem}\t{path}")
+    if names:
+        return
+    stopped = len(list(data_home().glob(f"*/*/{pattern}")))
+    click.echo(
+        f"no actor logs of running clusters under {data_home()}"
+        + (f"; `xparl logs --all` lists {stopped} of stopped ones" if stopped else "")
+    )
 
 
 def _echo_log(text: str, truncated: bool, path: str | None) -> None:

@@ -7,12 +7,18 @@ workers' logs, and the actors' logs. A master started again on the same port reu
 secret, so the workers still running get back in. Workers added with ``xparl connect`` are
 recorded under ``$XPARL_HOME/connected/``. ``stop`` signals only recorded pids whose start time
 still matches, so it never touches another cluster or a recycled pid.
+
+An embedded cluster (``parl.connect()`` without an address) belongs to its program: stopping it
+removes its folder, secret included. A program killed before it could do so leaves the folder
+behind once its processes have followed it; :func:`sweep_leftovers` (run by every ``xparl``
+command and by the next embedded cluster) removes such folders.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import secrets
 import shutil
@@ -54,18 +60,25 @@ __all__ = [
     "connected_workers",
     "endpoint_key",
     "find_security",
+    "is_alive",
     "query",
     "recorded_clusters",
     "start_worker",
     "stop_process",
+    "sweep_leftovers",
 ]
+
+logger = logging.getLogger("parl.remote.cluster")
+_STAGING = ".starting-"
 
 
 def _record(pid: int) -> dict[str, Any]:
     return {"pid": pid, "create_time": psutil.Process(pid).create_time()}
 
 
-def _is_running(record: dict[str, Any]) -> bool:
+def is_alive(record: dict[str, Any]) -> bool:
+    """Whether the process of a record (pid and start time) still runs: a recycled pid or a
+    zombie does not count."""
     try:
         proc = psutil.Process(int(record["pid"]))
         return abs(proc.create_time() - float(record["create_time"])) < 0.05 and (
@@ -81,14 +94,14 @@ def stop_process(record: dict[str, Any], timeout: float = 5.0) -> None:
     A process counts as gone once it is a zombie: a detached one waits for an init that may
     never reap it.
     """
-    if not _is_running(record):
+    if not is_alive(record):
         return
     proc = psutil.Process(int(record["pid"]))
     for end in (proc.terminate, proc.kill):
         with contextlib.suppress(psutil.NoSuchProcess):
             end()
         deadline = time.monotonic() + timeout
-        while _is_running(record):
+        while is_alive(record):
             if time.monotonic() > deadline:
                 break
             time.sleep(0.01)
@@ -267,8 +280,13 @@ class LocalCluster:
     timeouts: Timeouts | None = None
     embedded: bool = False
     security: Security = field(default_factory=lambda: Security(None))
-    owner_pid: int | None = None
+    owner: dict[str, Any] | None = None
     monitor: dict[str, Any] | None = None
+
+    @property
+    def owner_pid(self) -> int | None:
+        """For an embedded cluster: the pid of the program it belongs to."""
+        return None if self.owner is None else int(self.owner["pid"])
 
     @property
     def port(self) -> int:
@@ -331,7 +349,10 @@ class LocalCluster:
                 encrypt=mode is Mode.ENCRYPT,
             )
         security = security.binding(host)  # encrypted beyond loopback; insecure fails here
-        staging = private_dir(clusters / f".starting-{os.getpid()}-{uuid.uuid4().hex[:6]}")
+        if embedded:
+            for line in sweep_leftovers():
+                logger.info("%s", line)
+        staging = private_dir(clusters / f"{_STAGING}{os.getpid()}-{uuid.uuid4().hex[:6]}")
         ready = staging / "master.ready"
         cmd = [
             *python_command(),
@@ -375,7 +396,7 @@ class LocalCluster:
             timeouts,
             embedded,
             security,
-            owner_pid,
+            None if owner_pid is None else _record(owner_pid),
         )
         if security.secret is not None:
             write_atomic(cluster.secret_file, security.secret)
@@ -399,7 +420,9 @@ class LocalCluster:
             if monitor is not None:
                 cluster._await_monitor(monitor, advertise_host, ready_timeout)
         except BaseException:
-            cluster.stop()
+            # The error may point at the logs: the folder stays until the program has ended
+            # (then the next embedded cluster or xparl command sweeps it).
+            cluster._stop_processes(5.0)
             raise
         return cluster
 
@@ -486,6 +509,7 @@ class LocalCluster:
             "security": self.security.mode.value,
             "embedded": self.embedded,
             "owner_pid": self.owner_pid,
+            "owner_create_time": None if self.owner is None else self.owner.get("create_time"),
             "master": self.master,
             "workers": self.workers,
             "monitor": self.monitor,
@@ -498,18 +522,33 @@ class LocalCluster:
 
     def is_running(self) -> bool:
         """True while the master process runs."""
-        return _is_running(self.master)
+        return is_alive(self.master)
 
     def running_workers(self) -> list[dict[str, Any]]:
         """Records of the workers that still run (they outlive a master)."""
-        return [w for w in self.workers if _is_running(w)]
+        return [w for w in self.workers if is_alive(w)]
 
     def owner_alive(self) -> bool:
-        """For an embedded cluster: whether the program that started it still runs."""
-        return self.owner_pid is not None and psutil.pid_exists(self.owner_pid)
+        """For an embedded cluster: whether the program that started it still runs (a record
+        without the program's start time, from an older parl-remote, trusts the pid alone)."""
+        if self.owner is None:
+            return False
+        if self.owner.get("create_time") is None:
+            return psutil.pid_exists(int(self.owner["pid"]))
+        return is_alive(self.owner)
+
+    def any_process_alive(self) -> bool:
+        """Whether the master, a worker or the monitor of this cluster still runs."""
+        return any(is_alive(record) for record in self.processes())
 
     def stop(self, timeout: float = 5.0) -> None:
-        """Stop the workers (which stop their jobs), then the master."""
+        """Stop the workers (which stop their jobs), then the master; an embedded cluster
+        then removes its folder (records, secret and logs): it belonged to one program run."""
+        self._stop_processes(timeout)
+        if self.embedded:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+
+    def _stop_processes(self, timeout: float) -> None:
         for record in self.workers:
             stop_process(record, timeout)
         if self.monitor is not None:
@@ -527,6 +566,9 @@ class LocalCluster:
         secret = None
         if mode is not Mode.INSECURE:
             secret = read_secret_file(data_dir / "secret")
+        owner = None
+        if record.get("embedded") and record.get("owner_pid") is not None:
+            owner = {"pid": record["owner_pid"], "create_time": record.get("owner_create_time")}
         return cls(
             record["address"],
             data_dir,
@@ -535,7 +577,7 @@ class LocalCluster:
             None,
             record.get("embedded", False),
             Security.for_mode(mode, secret),
-            record.get("owner_pid") if record.get("embedded") else None,
+            owner,
             record.get("monitor"),
         )
 
@@ -591,6 +633,51 @@ def recorded_clusters() -> Iterator[LocalCluster]:
                 yield LocalCluster.load(folder)
             except (OSError, ValueError, KeyError):
                 continue
+
+
+def sweep_leftovers() -> list[str]:
+    """Remove what ended programs left under ``$XPARL_HOME/clusters`` and say what went.
+
+    Two kinds of folder go: an embedded cluster's whose program has ended and whose master,
+    workers and monitor have all stopped (the program was killed, so it could not remove the
+    folder itself), and a start-up folder whose program ended while starting a cluster. The
+    folders of ``xparl start`` clusters stay (their secret lets a restarted master take its
+    workers back), and so does anything still in use.
+
+    Returns:
+        One line per removed folder: which, and why.
+    """
+    root = data_home() / "clusters"
+    if not root.is_dir():
+        return []
+    removed = []
+    for folder in sorted(root.iterdir()):
+        why = _leftover(folder)
+        if why is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(f"removed {folder}: {why}")
+    return removed
+
+
+def _leftover(folder: Path) -> str | None:
+    """Why ``folder`` is a leftover of an ended program (None: it is not)."""
+    if folder.name.startswith(_STAGING):
+        pid = folder.name[len(_STAGING) :].split("-")[0]
+        if pid.isdigit() and not psutil.pid_exists(int(pid)):
+            return f"the program with pid {pid} ended while it was starting a cluster"
+        return None
+    if not (folder / "cluster.json").is_file():
+        return None
+    try:
+        cluster = LocalCluster.load(folder)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not cluster.embedded or cluster.owner_alive() or cluster.any_process_alive():
+        return None
+    return (
+        f"the embedded cluster of the program with pid {cluster.owner_pid}, which ended "
+        "without stopping it (its processes have stopped too)"
+    )
 
 
 def connected_workers() -> Iterator[tuple[Path, dict[str, Any]]]:

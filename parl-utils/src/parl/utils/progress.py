@@ -1,13 +1,15 @@
-"""``progress_bar``: a tqdm bar on a terminal, a few plain log lines anywhere else.
+"""``progress_bar``: a tqdm bar on a terminal, tqdm's figures as plain log lines anywhere else.
 
 A bar redrawn with carriage returns turns a CI log or a redirected file into one huge line of
-noise; when the output is not a terminal the same calls print a line at every tenth of the way
-instead.
+noise; when the output is not a terminal the same calls log a line instead, with what the bar
+shows (done/total, rate, elapsed and remaining time), at every tenth of the way and at least
+every ``interval`` seconds.
 """
 
 from __future__ import annotations
 
 import sys
+import time
 from typing import Any, Protocol, TextIO
 
 from parl.utils import logger
@@ -28,30 +30,48 @@ class Progress(Protocol):
     def close(self) -> Any: ...
 
 
+# tqdm's own fields, without the bar's glyphs: "PPO CartPole-v1:  40% 20000/50000 step
+# [00:10<00:15, 2000.00step/s, eval_return=500.0]".
+_LINE_FORMAT = (
+    "{desc}: {percentage:3.0f}% {n_fmt}/{total_fmt} {unit} "
+    "[{elapsed}<{remaining}, {rate_fmt}{postfix}]"
+)
+_clock = time.monotonic
+
+
 class LineProgress:
-    """Logs ``desc: done/total unit (pct%) key=value ...`` at each tenth of ``total`` and at close.
+    """Logs what a tqdm bar shows (done/total, rate, elapsed and remaining time, the postfix)
+    as one line at each tenth of ``total``, at least every ``interval`` seconds, and at close.
 
     Args:
         total: the amount of work.
         desc: what is progressing, e.g. ``"PPO CartPole-v1"``.
         unit: the unit of ``total``.
-        lines: how many progress lines to print over the run (besides the final one).
+        lines: how many lines mark the tenths (or other fractions) of the run.
+        interval: the most seconds between two lines while work goes on.
     """
 
-    def __init__(self, total: int, desc: str = "", unit: str = "it", lines: int = 10) -> None:
-        self.total, self.desc, self.unit = total, desc, unit
+    def __init__(
+        self, total: int, desc: str = "", unit: str = "it", lines: int = 10, interval: float = 20.0
+    ) -> None:
+        self.total, self.desc, self.unit, self.interval = total, desc, unit, interval
         self.n: float = 0
         self._step = total / lines
         self._next = self._step
         self._postfix: dict[str, Any] = {}
         self._closed = False
+        self._started = self._logged = _clock()
 
     def update(self, n: float = 1) -> None:
-        """Advance by ``n``; log a line when a tenth of ``total`` is crossed."""
+        """Advance by ``n``; log a line when a tenth of ``total`` is crossed or ``interval``
+        seconds have passed since the last line."""
         self.n += n
-        if self.n >= self._next and self.n < self.total:
-            while self._next <= self.n:
-                self._next += self._step
+        if self.n >= self.total:
+            return
+        crossed = self.n >= self._next
+        while self._next <= self.n:
+            self._next += self._step
+        if crossed or _clock() - self._logged >= self.interval:
             self._log()
 
     def set_postfix(self, **kwargs: Any) -> None:
@@ -65,14 +85,19 @@ class LineProgress:
             self._log()
 
     def _log(self) -> None:
-        percent = 100.0 * self.n / self.total if self.total else 100.0
-        extra = "".join(f" {key}={value}" for key, value in self._postfix.items())
-        # stacklevel 3: the line names the caller of update()/close(), not this module.
-        logger.info(
-            "%s: %g/%g %s (%.0f%%)%s",
-            *(self.desc, self.n, self.total, self.unit, percent, extra),
-            stacklevel=3,
+        self._logged = _clock()
+        postfix = ", ".join(f"{key}={value}" for key, value in self._postfix.items())
+        line = tqdm.format_meter(
+            self.n,
+            max(self.total, self.n),  # a run may overshoot its budget by a last batch
+            self._logged - self._started,
+            prefix=self.desc,
+            unit=self.unit,
+            postfix=postfix or None,
+            bar_format=_LINE_FORMAT,
         )
+        # stacklevel 3: the line names the caller of update()/close(), not this module.
+        logger.info("%s", line, stacklevel=3)
 
 
 class _Silent:

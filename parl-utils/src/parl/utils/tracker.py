@@ -129,11 +129,13 @@ class RunResult(pydantic.BaseModel):
         return self.first_target_step is not None
 
     def summary(self) -> str:
-        """One line for the end of a run."""
+        """One line for the end of a run, in the run's steps (``extra["steps_are"]``, e.g.
+        ``"gradient steps"`` for offline training; env steps by default)."""
         final = "n/a" if self.final_eval_return is None else f"{self.final_eval_return:.1f}"
+        steps = self.extra.get("steps_are", "env steps")
         line = (
-            f"final evaluation: mean greedy return {final} after {self.env_steps} env steps "
-            f"({self.wall_s:.1f} s, {self.sps:.0f} env steps/s)"
+            f"final evaluation: mean greedy return {final} after {self.env_steps} {steps} "
+            f"({self.wall_s:.1f} s, {self.sps:.0f} {steps}/s)"
         )
         if self.best_eval_return is not None:
             line += f"; best {self.best_eval_return:.1f} at {self.best_eval_step}"

@@ -2,7 +2,8 @@
 
 Always on:
 
-* ``tensorboard`` (:mod:`parl.utils.sinks.tensorboard`): TensorBoard event files via tensorboardX.
+* ``tensorboard`` (:mod:`parl.utils.sinks.tensorboard`): TensorBoard event files, written with
+  numpy alone (:mod:`parl.utils.sinks.event_file`), so the first metric imports no framework.
 * ``csv`` (:mod:`parl.utils.sinks.csv`): ``<logdir>/metrics.csv`` in long format ``step,tag,value``.
 
 Opt-in, with ``PARL_ENABLED_SINKS=mlflow,wandb`` and the extra of the same name:

@@ -1,7 +1,8 @@
-"""Metric sink writing TensorBoard event files (tensorboardX), one file per log directory.
+"""Metric sink writing TensorBoard event files, one file per log directory.
 
-Events are written synchronously with tensorboardX's ``EventsWriter`` rather than its
-``SummaryWriter``, whose background queue makes ``flush`` return before the data is on disk.
+Events are written synchronously (:class:`~parl.utils.sinks.event_file.EventFile`), so ``flush``
+returns with the data on its way to disk, and with numpy alone: the first metric of a run
+imports no framework.
 """
 
 from __future__ import annotations
@@ -12,23 +13,21 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from parl.plugins import hookimpl
+from parl.utils.sinks.event_file import EventFile, histogram_event, scalar_event
 
 import numpy as np
-from tensorboardX.event_file_writer import EventsWriter
-from tensorboardX.proto.event_pb2 import Event
-from tensorboardX.summary import histogram, scalar
 
 _lock = threading.Lock()
-_writers: dict[Path, EventsWriter] = {}
+_writers: dict[Path, EventFile] = {}
 
 
-def _writer(logdir: Path) -> EventsWriter:
+def _writer(logdir: Path) -> EventFile:
     """The event file writer of ``logdir``, opened on first use (call with ``_lock`` held)."""
     key = Path(logdir)
     writer = _writers.get(key)
     if writer is None:
         key.mkdir(parents=True, exist_ok=True)
-        writer = _writers[key] = EventsWriter(str(key / "events"))
+        writer = _writers[key] = EventFile(key)
     return writer
 
 
@@ -39,15 +38,15 @@ def parl_log_metrics(metrics: Mapping[str, float], step: int, logdir: Path) -> N
     with _lock:
         writer = _writer(logdir)
         for tag, value in metrics.items():
-            writer.write_event(Event(wall_time=now, step=step, summary=scalar(tag, value)))
+            writer.write(scalar_event(tag, value, step, now))
 
 
 @hookimpl
 def parl_log_histogram(tag: str, values: np.ndarray, step: int, logdir: Path) -> None:
     """Append a histogram summary (numpy's "auto" bins) to the event file."""
-    summary = histogram(tag, values, bins="auto")
+    event = histogram_event(tag, values, step, time.time())
     with _lock:
-        _writer(logdir).write_event(Event(wall_time=time.time(), step=step, summary=summary))
+        _writer(logdir).write(event)
 
 
 @hookimpl
