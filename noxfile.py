@@ -107,6 +107,8 @@ TORCH_TESTS = [
     "parl-algos-dqn/tests",
     "parl-algos-pg/tests",
     "parl-algos-ac/tests",
+    "parl-algos-impala/tests",
+    "parl-algos-marl/tests",
 ]
 
 

@@ -250,3 +250,31 @@ def device_of(model: paddle.nn.Layer) -> str:
 def move_algorithm(algorithm: Any, device: Any) -> str:
     """Check ``device`` for ``algorithm`` (paddle moves nothing) and return its name."""
     return resolve_device(device)
+
+
+# -- ops added for the impala-marl family ----------------------------------------------------
+
+
+def set_lr(optimizer: paddle.optimizer.Optimizer, lr: float) -> None:
+    """Set the learning rate of ``optimizer`` for its next steps."""
+    optimizer.set_lr(float(lr))
+
+
+def get_lr(optimizer: paddle.optimizer.Optimizer) -> float:
+    """The learning rate ``optimizer`` steps with now."""
+    return float(optimizer.get_lr())
+
+
+def conv2d_layer(
+    in_channels: int, out_channels: int, kernel_size: int, stride: int = 1, padding: int = 0
+) -> nn.Conv2D:
+    """A 2-D convolution layer over NCHW inputs (weight ``[out, in, k, k]`` on both frameworks)."""
+    return nn.Conv2D(in_channels, out_channels, kernel_size, stride=stride, padding=padding)
+
+
+def max_pool2d_layer(kernel_size: int) -> nn.MaxPool2D:
+    """A 2-D max-pooling layer over NCHW inputs, its stride the kernel size."""
+    return nn.MaxPool2D(kernel_size)
+
+
+__all__ += ["conv2d_layer", "get_lr", "max_pool2d_layer", "set_lr"]

@@ -263,3 +263,32 @@ def move_algorithm(algorithm: Any, device: Any) -> torch.device:
                     if isinstance(slot, torch.Tensor) and not (key == "step" and slot.ndim == 0):
                         slots[key] = slot.to(target)
     return target
+
+
+# -- ops added for the impala-marl family ----------------------------------------------------
+
+
+def set_lr(optimizer: torch.optim.Optimizer, lr: float) -> None:
+    """Set the learning rate of ``optimizer`` for its next steps."""
+    for group in optimizer.param_groups:
+        group["lr"] = float(lr)
+
+
+def get_lr(optimizer: torch.optim.Optimizer) -> float:
+    """The learning rate ``optimizer`` steps with now."""
+    return float(optimizer.param_groups[0]["lr"])
+
+
+def conv2d_layer(
+    in_channels: int, out_channels: int, kernel_size: int, stride: int = 1, padding: int = 0
+) -> nn.Conv2d:
+    """A 2-D convolution layer over NCHW inputs (weight ``[out, in, k, k]`` on both frameworks)."""
+    return nn.Conv2d(in_channels, out_channels, kernel_size, stride=stride, padding=padding)
+
+
+def max_pool2d_layer(kernel_size: int) -> nn.MaxPool2d:
+    """A 2-D max-pooling layer over NCHW inputs, its stride the kernel size."""
+    return nn.MaxPool2d(kernel_size)
+
+
+__all__ += ["conv2d_layer", "get_lr", "max_pool2d_layer", "set_lr"]
