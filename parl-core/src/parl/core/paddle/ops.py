@@ -277,4 +277,59 @@ def max_pool2d_layer(kernel_size: int) -> nn.MaxPool2D:
     return nn.MaxPool2D(kernel_size)
 
 
-__all__ += ["conv2d_layer", "get_lr", "max_pool2d_layer", "set_lr"]
+def adam_clipping_each(
+    parameters: Iterable[paddle.Tensor], lr: float, max_norm: float
+) -> paddle.optimizer.Adam:
+    """An Adam optimizer that, before each step, scales every parameter's gradient down to
+    L2 norm ``max_norm`` when it is longer (each tensor by its own norm, not the global one)."""
+    return paddle.optimizer.Adam(
+        learning_rate=lr, parameters=list(parameters), grad_clip=nn.ClipGradByNorm(max_norm)
+    )
+
+
+def rmsprop(
+    parameters: Iterable[paddle.Tensor],
+    lr: float,
+    rho: float,
+    epsilon: float,
+    max_grad_norm: float | None = None,
+) -> paddle.optimizer.RMSProp:
+    """RMSProp as paddle defines it: ``r = rho·r + (1 - rho)·g²``, ``w -= lr·g / sqrt(r + epsilon)``
+    (epsilon inside the root), the gradients first scaled to global L2 norm ``max_grad_norm``
+    when longer (None: not clipped)."""
+    return paddle.optimizer.RMSProp(
+        learning_rate=lr,
+        rho=rho,
+        epsilon=epsilon,
+        parameters=list(parameters),
+        grad_clip=nn.ClipGradByGlobalNorm(max_grad_norm) if max_grad_norm else None,
+    )
+
+
+def cumsum(x: paddle.Tensor, axis: int) -> paddle.Tensor:
+    """The running sum along ``axis``."""
+    return paddle.cumsum(x, axis=axis)
+
+
+def gru_cell_step(cell: nn.GRUCell, x: paddle.Tensor, hidden: paddle.Tensor) -> paddle.Tensor:
+    """The next hidden state ``[N, hidden]`` of the framework's ``GRUCell`` (``nn.GRUCell``,
+    the same gates and weight layout on both) from inputs ``[N, in]`` and states ``[N, hidden]``."""
+    return cell(x, hidden)[0]
+
+
+def layer_list(layers: Sequence[Any]) -> nn.LayerList:
+    """The layers held as a list (their weights named ``<index>.<name>``), not chained."""
+    return nn.LayerList(list(layers))
+
+
+__all__ += [
+    "adam_clipping_each",
+    "conv2d_layer",
+    "cumsum",
+    "get_lr",
+    "gru_cell_step",
+    "layer_list",
+    "max_pool2d_layer",
+    "rmsprop",
+    "set_lr",
+]

@@ -291,4 +291,100 @@ def max_pool2d_layer(kernel_size: int) -> nn.MaxPool2d:
     return nn.MaxPool2d(kernel_size)
 
 
-__all__ += ["conv2d_layer", "get_lr", "max_pool2d_layer", "set_lr"]
+def adam_clipping_each(
+    parameters: Iterable[torch.Tensor], lr: float, max_norm: float
+) -> torch.optim.Adam:
+    """An Adam optimizer that, before each step, scales every parameter's gradient down to
+    L2 norm ``max_norm`` when it is longer (each tensor by its own norm, not the global one)."""
+    optimizer = torch.optim.Adam(list(parameters), lr=lr)
+
+    def clip_each(optimizer: torch.optim.Optimizer, *_: Any) -> None:
+        with torch.no_grad():
+            for group in optimizer.param_groups:
+                for parameter in group["params"]:
+                    if parameter.grad is not None:
+                        norm = torch.linalg.vector_norm(parameter.grad)
+                        parameter.grad.mul_(max_norm / norm.clamp(min=max_norm))
+
+    optimizer.register_step_pre_hook(clip_each)
+    return optimizer
+
+
+class _PaddleRMSProp(torch.optim.Optimizer):
+    """paddle's RMSProp (no momentum, not centred): epsilon inside the square root."""
+
+    def __init__(self, parameters: list[torch.Tensor], lr: float, rho: float, epsilon: float):
+        super().__init__(parameters, {"lr": lr, "rho": rho, "epsilon": epsilon})
+
+    @torch.no_grad()
+    def step(self, closure: Any = None) -> None:  # type: ignore[override]
+        for group in self.param_groups:
+            for parameter in group["params"]:
+                if parameter.grad is None:
+                    continue
+                state = self.state[parameter]
+                if "mean_square" not in state:
+                    state["mean_square"] = torch.zeros_like(parameter)
+                mean_square = state["mean_square"]
+                grad, rho = parameter.grad, group["rho"]
+                mean_square.mul_(rho).addcmul_(grad, grad, value=1.0 - rho)
+                parameter.addcdiv_(
+                    grad, (mean_square + group["epsilon"]).sqrt(), value=-group["lr"]
+                )
+
+
+def rmsprop(
+    parameters: Iterable[torch.Tensor],
+    lr: float,
+    rho: float,
+    epsilon: float,
+    max_grad_norm: float | None = None,
+) -> torch.optim.Optimizer:
+    """RMSProp as paddle defines it: ``r = rho·r + (1 - rho)·g²``, ``w -= lr·g / sqrt(r + epsilon)``
+    (epsilon inside the root), the gradients first scaled to global L2 norm ``max_grad_norm``
+    when longer (None: not clipped)."""
+    optimizer = _PaddleRMSProp(list(parameters), lr, rho, epsilon)
+    if max_grad_norm:
+
+        def clip_global(optimizer: torch.optim.Optimizer, *_: Any) -> None:
+            grads = [
+                p.grad for g in optimizer.param_groups for p in g["params"] if p.grad is not None
+            ]
+            norm = torch.linalg.vector_norm(
+                torch.stack([torch.linalg.vector_norm(g) for g in grads])
+            )
+            scale = max_grad_norm / norm.clamp(min=max_grad_norm)
+            for grad in grads:
+                grad.mul_(scale)
+
+        optimizer.register_step_pre_hook(clip_global)
+    return optimizer
+
+
+def cumsum(x: torch.Tensor, axis: int) -> torch.Tensor:
+    """The running sum along ``axis``."""
+    return torch.cumsum(x, dim=axis)
+
+
+def gru_cell_step(cell: nn.GRUCell, x: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
+    """The next hidden state ``[N, hidden]`` of the framework's ``GRUCell`` (``nn.GRUCell``,
+    the same gates and weight layout on both) from inputs ``[N, in]`` and states ``[N, hidden]``."""
+    return cell(x, hidden)
+
+
+def layer_list(layers: Sequence[Any]) -> nn.ModuleList:
+    """The layers held as a list (their weights named ``<index>.<name>``), not chained."""
+    return nn.ModuleList(list(layers))
+
+
+__all__ += [
+    "adam_clipping_each",
+    "conv2d_layer",
+    "cumsum",
+    "get_lr",
+    "gru_cell_step",
+    "layer_list",
+    "max_pool2d_layer",
+    "rmsprop",
+    "set_lr",
+]
