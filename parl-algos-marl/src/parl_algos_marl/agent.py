@@ -13,12 +13,12 @@ from typing import Any
 from parl.core.base import AgentBase
 from parl.core.errors import CheckpointError
 from parl.core.neutral import Agent
+from parl.core.ops import ops_for
 from parl.core.paddle import Agent as PaddleAgent
 from parl.core.tensor_files import read_tensor_file, write_tensor_file
 from parl.utils import ReplayMemory
 
 import numpy as np
-import paddle
 from gymnasium.wrappers.utils import RunningMeanStd
 from numpy.typing import ArrayLike
 
@@ -292,6 +292,10 @@ class MAPPOAgent(PaddleAgent):
         algorithm: a :class:`~parl_algos_marl.mappo.MAPPO`.
         n_agents: the number of agents.
         seed: seed of the generator that shuffles minibatches.
+
+    It crosses between numpy and tensors with the ops of its algorithm's framework; its base
+    is paddle's ``Agent`` while :class:`~parl_algos_marl.mappo.MAPPO` extends parl-algos-pg's
+    paddle ``PPO``.
     """
 
     alg: MAPPO
@@ -321,16 +325,23 @@ class MAPPOAgent(PaddleAgent):
 
     def predict(self, obs: ArrayLike) -> np.ndarray:
         """Greedy actions ``[..., n_agents]`` for the team's observations."""
-        return self.alg.predict(paddle.to_tensor(self.rows(obs))).numpy()
+        return self._numpy(self.alg.predict(self._tensor(self.rows(obs))))
 
     def sample(self, obs: ArrayLike, state: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(values, actions, log_probs)``, each ``[..., n_agents]``, drawn at ``obs``."""
-        value, action, logp, _ = self.alg.sample(paddle.to_tensor(self.rows(obs, state)))
-        return value.numpy(), action.numpy()[0], logp.numpy()[0]
+        value, action, logp, _ = self.alg.sample(self._tensor(self.rows(obs, state)))
+        return self._numpy(value), self._numpy(action)[0], self._numpy(logp)[0]
 
     def value(self, obs: ArrayLike, state: ArrayLike) -> np.ndarray:
         """The centralised values ``[..., n_agents]``."""
-        return self.alg.value(paddle.to_tensor(self.rows(obs, state))).numpy()
+        return self._numpy(self.alg.value(self._tensor(self.rows(obs, state))))
+
+    def _tensor(self, rows: np.ndarray) -> Any:
+        return ops_for(self.alg).to_tensor(rows)
+
+    def _numpy(self, tensor: Any) -> np.ndarray:
+        array: np.ndarray = ops_for(self.alg).to_numpy(tensor)
+        return array
 
     def learn(
         self,

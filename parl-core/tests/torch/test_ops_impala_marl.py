@@ -138,3 +138,17 @@ def _copy(name, parameter, value):
 
         with torch.no_grad():
             parameter.copy_(torch.from_numpy(value))
+
+
+def test_rng_state_round_trip_and_seed():
+    for name in BOTH:
+        ops = ops_of_backend(name)
+        like = ops.to_tensor(np.zeros(5, np.float32))
+        ops.seed_rng(3)
+        state = ops.get_rng_state()
+        first = _numpy(ops.randn_like(like))
+        assert not np.array_equal(first, _numpy(ops.randn_like(like))), "the stream did not move"
+        ops.set_rng_state(state)
+        np.testing.assert_array_equal(_numpy(ops.randn_like(like)), first)
+        ops.seed_rng(3)
+        np.testing.assert_array_equal(_numpy(ops.randn_like(like)), first)

@@ -311,6 +311,22 @@ def cumsum(x: paddle.Tensor, axis: int) -> paddle.Tensor:
     return paddle.cumsum(x, axis=axis)
 
 
+def get_rng_state() -> Any:
+    """The state of the framework's default (CPU) generator, which ``randn_like`` and the
+    other draws use on the CPU; :func:`set_rng_state` puts it back."""
+    return paddle.get_rng_state()
+
+
+def set_rng_state(state: Any) -> None:
+    """Put the framework's default (CPU) generator at ``state`` (from :func:`get_rng_state`)."""
+    paddle.set_rng_state(state)
+
+
+def seed_rng(seed: int) -> None:
+    """Seed the framework's default generator with ``seed``."""
+    paddle.seed(seed)
+
+
 def gru_cell_step(cell: nn.GRUCell, x: paddle.Tensor, hidden: paddle.Tensor) -> paddle.Tensor:
     """The next hidden state ``[N, hidden]`` of the framework's ``GRUCell`` (``nn.GRUCell``,
     the same gates and weight layout on both) from inputs ``[N, in]`` and states ``[N, hidden]``."""
@@ -327,9 +343,12 @@ __all__ += [
     "conv2d_layer",
     "cumsum",
     "get_lr",
+    "get_rng_state",
     "gru_cell_step",
     "layer_list",
     "max_pool2d_layer",
     "rmsprop",
+    "seed_rng",
     "set_lr",
+    "set_rng_state",
 ]

@@ -366,6 +366,22 @@ def cumsum(x: torch.Tensor, axis: int) -> torch.Tensor:
     return torch.cumsum(x, dim=axis)
 
 
+def get_rng_state() -> Any:
+    """The state of the framework's default (CPU) generator, which ``randn_like`` and the
+    other draws use on the CPU; :func:`set_rng_state` puts it back."""
+    return torch.get_rng_state()
+
+
+def set_rng_state(state: Any) -> None:
+    """Put the framework's default (CPU) generator at ``state`` (from :func:`get_rng_state`)."""
+    torch.set_rng_state(state)
+
+
+def seed_rng(seed: int) -> None:
+    """Seed the framework's default generator with ``seed``."""
+    torch.manual_seed(seed)
+
+
 def gru_cell_step(cell: nn.GRUCell, x: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
     """The next hidden state ``[N, hidden]`` of the framework's ``GRUCell`` (``nn.GRUCell``,
     the same gates and weight layout on both) from inputs ``[N, in]`` and states ``[N, hidden]``."""
@@ -382,9 +398,12 @@ __all__ += [
     "conv2d_layer",
     "cumsum",
     "get_lr",
+    "get_rng_state",
     "gru_cell_step",
     "layer_list",
     "max_pool2d_layer",
     "rmsprop",
+    "seed_rng",
     "set_lr",
+    "set_rng_state",
 ]
