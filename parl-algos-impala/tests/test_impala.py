@@ -313,3 +313,22 @@ class TestIMPALAContract(AlgorithmContract):
                 "sample_batch_steps",
             ),
         )
+
+
+@pytest.mark.torch
+def test_atari_model_computes_the_same_on_both_frameworks():
+    from parl.core.torch.interop import from_paddle_weights
+
+    from parl_algos_impala import AtariModel
+
+    models = {name: AtariModel(6, backend=name) for name in ("paddle", "torch")}
+    models["torch"].set_weights(
+        from_paddle_weights(models["torch"], models["paddle"].get_weights())
+    )
+    frames = np.random.default_rng(0).integers(0, 255, (2, 4, 42, 42)).astype(np.float32)
+    outputs = {}
+    for name, model in models.items():
+        obs = ops_of_backend(name).to_tensor(frames)
+        outputs[name] = [numpy(model.policy(obs)), numpy(model.value(obs))]
+    for first, second in zip(outputs["paddle"], outputs["torch"], strict=True):
+        np.testing.assert_allclose(first, second, rtol=1e-4, atol=1e-5)
