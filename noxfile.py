@@ -110,6 +110,8 @@ TORCH_TESTS = [
     "parl-algos-pg/tests",
     "parl-algos-ac/tests",
     "parl-algos-es/tests",
+    "parl-algos-impala/tests",
+    "parl-algos-marl/tests",
 ]
 
 

@@ -6,7 +6,9 @@ plays Pong (``parl.env.wrap_deepmind``; ``pip install "parl-utils[atari]"``). ``
 HOST:PORT`` uses a cluster started with ``xparl start``; ``--num-actors 0`` runs the same actor in
 the learner's process. :class:`parl_algos_impala.harness.ActorLearner` runs the actors (each
 steps its own gymnasium vector env) and the learner thread; the tracker evaluates the greedy
-policy after learn steps and keeps the best model. ``--help`` lists every flag.
+policy after learn steps and keeps the best model. ``--backend torch`` trains the same classes
+on torch (the actors act on the CPU), ``--device cuda`` puts the learner on a GPU. ``--help``
+lists every flag.
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ import dataclasses
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
+from typing import Literal
 
 import parl
+from parl.core.neutral import Agent
 from parl.utils import (
     Callback,
     EvalTracker,
@@ -43,7 +47,11 @@ class Args:
     env_id: str = "CartPole-v1"
     """Gymnasium id with Discrete actions (Atari ids get wrap_deepmind)."""
     seed: int = 0
-    """Seeds paddle, numpy and the environments."""
+    """Seeds the framework, numpy and the environments."""
+    backend: Literal["paddle", "torch"] | None = None
+    """Framework: paddle or torch; None: parl.get_backend() (PARL_BACKEND, else the installed)."""
+    device: str = "cpu"
+    """Where the torch learner trains: cpu, cuda or cuda:<index> (paddle: cpu only here)."""
     total_steps: int = 200_000
     """Environment steps over all actors."""
     address: str | None = None
@@ -92,10 +100,11 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
     run_dir = Path(args.logdir or f"runs/IMPALA_{args.env_id}_seed{args.seed}")
     save_config(args, run_dir)
     summary.set_logdir(run_dir)
-    parl.set_seed(args.seed)
+    backend = args.backend or parl.get_backend()
+    parl.set_seed(args.seed, backend=backend)
 
-    build_model = partial(make_model, args.env_id)
-    algorithm = parl.algorithms.get("IMPALA")(
+    build_model = partial(make_model, args.env_id, backend=backend)
+    algorithm = parl.algorithms.get("IMPALA", backend=backend)(
         build_model(),
         args.sample_batch_steps,
         args.gamma,
@@ -104,6 +113,7 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
         args.clip_pg_rho_threshold,
         initial_lr=args.lr,
         max_grad_norm=args.max_grad_norm,
+        device=args.device,
     )
 
     def learning_rate(env_steps: int) -> float:
@@ -127,8 +137,9 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
     eval_envs = make_vector_env(
         partial(make_env, args.env_id), args.eval_episodes if args.eval_every else 1
     )
+    agent = Agent(algorithm)
     tracker = EvalTracker(
-        parl.Agent(algorithm),
+        agent,
         eval_envs,
         eval_every=args.eval_every,
         eval_episodes=args.eval_episodes,
@@ -137,7 +148,7 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
         env_id=args.env_id,
         target=args.target,
         callbacks=callbacks,
-        policy=lambda obs: algorithm.predict(obs).numpy(),
+        policy=lambda obs: agent.to_numpy(algorithm.predict(obs)),
     )
 
     bar = progress_bar(args.total_steps, f"IMPALA {args.env_id}", unit="step", disable=args.quiet)

@@ -11,6 +11,7 @@ every agent's ``learn``, which steps every ``learn_every`` calls. Transitions ar
 ``terminal = terminated``: the 25-step time limit is a truncation, so its last step bootstraps.
 The team's greedy policy is evaluated on :class:`parl.env.multiagent_env.TeamEnv`, whose return
 is the sum of the agents' rewards over an episode (PARL's "mean episode reward").
+``--backend torch`` trains the same classes on torch, ``--device cuda`` on a GPU.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 import parl
 from parl.env.multiagent_env import MAenv, ParallelEnvAdapter, TeamEnv
@@ -49,7 +51,11 @@ class Args:
     max_cycles: int = 25
     """Steps per episode (PARL: 25)."""
     seed: int = 0
-    """Seeds paddle, numpy, the environment and the replay memories."""
+    """Seeds the framework, numpy, the environment and the replay memories."""
+    backend: Literal["paddle", "torch"] | None = None
+    """Framework: paddle or torch; None: parl.get_backend() (PARL_BACKEND, else the installed)."""
+    device: str = "cpu"
+    """Where the torch backend trains: cpu, cuda or cuda:<index> (paddle: cpu only here)."""
     total_steps: int = 100_000
     """Environment steps (each is one step of every agent)."""
     hidden_sizes: tuple[int, ...] = (64, 64)
@@ -89,7 +95,7 @@ def make_env(args: Args) -> ParallelEnvAdapter:
     return MAenv(args.env_id, args.continuous_actions, args.max_cycles)
 
 
-def build_agents(args: Args, env: ParallelEnvAdapter) -> list[MADDPGAgent]:
+def build_agents(args: Args, env: ParallelEnvAdapter, backend: str) -> list[MADDPGAgent]:
     """One MADDPG agent per agent of the env, each with its own replay memory."""
     critic_in_dim = sum(env.obs_shape_n) + sum(env.act_shape_n)
     agents = []
@@ -100,8 +106,9 @@ def build_agents(args: Args, env: ParallelEnvAdapter) -> list[MADDPGAgent]:
             critic_in_dim,
             args.continuous_actions,
             args.hidden_sizes,
+            backend=backend,
         )
-        algorithm = parl.algorithms.get("MADDPG")(
+        algorithm = parl.algorithms.get("MADDPG", backend=backend)(
             model,
             agent_index=index,
             act_space=env.action_space,
@@ -120,6 +127,7 @@ def build_agents(args: Args, env: ParallelEnvAdapter) -> list[MADDPGAgent]:
                 min_memory_size=args.min_memory_size,
                 learn_every=args.learn_every,
                 seed=args.seed + index,
+                device=args.device,
             )
         )
     return agents
@@ -130,10 +138,11 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
     run_dir = Path(args.logdir or f"runs/MADDPG_{args.env_id}_seed{args.seed}")
     save_config(args, run_dir)
     summary.set_logdir(run_dir)
-    parl.set_seed(args.seed)
+    backend = args.backend or parl.get_backend()
+    parl.set_seed(args.seed, backend=backend)
 
     env = make_env(args)
-    agents = build_agents(args, env)
+    agents = build_agents(args, env, backend)
     team = AgentTeam(agents)
     tracker = EvalTracker(
         team,

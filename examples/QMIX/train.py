@@ -10,6 +10,7 @@ mixer sees the env's global state. Whole episodes go into an
 :class:`parl_algos_marl.EpisodeReplayBuffer`; after each episode the agent learns from a batch
 of them and copies its networks into the targets every ``update_target_interval`` learn steps.
 The 25-step time limit is a truncation (``terminated = 0``), so the last step bootstraps.
+``--backend torch`` trains the same classes on torch, ``--device cuda`` on a GPU.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 import parl
 from parl.env.multiagent_env import MAenv, ParallelEnvAdapter, TeamEnv
@@ -46,7 +48,11 @@ class Args:
     max_cycles: int = 25
     """Steps per episode."""
     seed: int = 0
-    """Seeds paddle, numpy, the environment, the buffer and exploration."""
+    """Seeds the framework, numpy, the environment, the buffer and exploration."""
+    backend: Literal["paddle", "torch"] | None = None
+    """Framework: paddle or torch; None: parl.get_backend() (PARL_BACKEND, else the installed)."""
+    device: str = "cpu"
+    """Where the torch backend trains: cpu, cuda or cuda:<index> (paddle: cpu only here)."""
     total_steps: int = 200_000
     """Environment steps."""
     rnn_hidden_dim: int = 64
@@ -124,7 +130,8 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
     run_dir = Path(args.logdir or f"runs/QMIX_{args.env_id}_seed{args.seed}")
     save_config(args, run_dir)
     summary.set_logdir(run_dir)
-    parl.set_seed(args.seed)
+    backend = args.backend or parl.get_backend()
+    parl.set_seed(args.seed, backend=backend)
 
     env = make_env(args)
     obs_dims, n_actions = set(env.obs_shape_n), set(env.act_shape_n)
@@ -135,9 +142,9 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
             "actions (e.g. simple_spread)"
         )
     obs_dim, n_act, n, state_dim = obs_dims.pop(), n_actions.pop(), env.n, env.state_space.shape[0]
-    algorithm = parl.algorithms.get("QMIX")(
-        RNNAgentModel(obs_dim + n, n_act, args.rnn_hidden_dim),
-        QMixerModel(n, state_dim, args.mixing_embed_dim, args.hypernet_dim),
+    algorithm = parl.algorithms.get("QMIX", backend=backend)(
+        RNNAgentModel(obs_dim + n, n_act, args.rnn_hidden_dim, backend=backend),
+        QMixerModel(n, state_dim, args.mixing_embed_dim, args.hypernet_dim, backend=backend),
         double_q=args.double_q,
         gamma=args.gamma,
         lr=args.lr,
@@ -152,6 +159,7 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
         args.update_target_interval,
         seed=args.seed,
         standardise_rewards=args.standardise_rewards,
+        device=args.device,
     )
     buffer = EpisodeReplayBuffer(
         args.buffer_episodes, args.max_cycles, n, obs_dim + n, state_dim, n_act, seed=args.seed

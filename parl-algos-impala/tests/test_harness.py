@@ -6,9 +6,11 @@ import csv
 import os
 import signal
 import sys
+from functools import partial
 
 import parl
 import parl.remote
+from parl.core.neutral import Model
 from parl.remote.testing import processes_gone as gone
 from parl.remote.testing import wait_for
 from parl.testing import IdentityEnv, identity_score
@@ -17,7 +19,6 @@ from parl.utils import summary
 import cloudpickle
 import gymnasium as gym
 import numpy as np
-import paddle
 import psutil
 import pytest
 
@@ -40,11 +41,11 @@ FAST_ENV = {
 STEPS = 5
 
 
-class LinearActorCritic(parl.Model):
-    def __init__(self) -> None:
+class LinearActorCritic(Model):
+    def __init__(self, *, backend: str | None = None) -> None:
         super().__init__()
-        self.pi = paddle.nn.Linear(4, 4)
-        self.v = paddle.nn.Linear(4, 1)
+        self.pi = self.nn.Linear(4, 4)
+        self.v = self.nn.Linear(4, 1)
 
     def policy(self, obs):
         return self.pi(obs)
@@ -78,11 +79,12 @@ def embedded(tmp_path, monkeypatch):
     parl.remote.disconnect()
 
 
-def make_system(**options) -> ActorLearner:
-    parl.set_seed(0)
-    algorithm = IMPALA(LinearActorCritic(), STEPS, initial_lr=0.05)
+def make_system(backend: str = "paddle", **options) -> ActorLearner:
+    parl.set_seed(0, backend=backend)
+    make_model = partial(LinearActorCritic, backend=backend)
+    algorithm = IMPALA(make_model(), STEPS, initial_lr=0.05)
     settings = {"num_actors": 2, "envs_per_actor": 8, "log_every": 1, "seed": 0, **options}
-    return ActorLearner(algorithm, make_env, LinearActorCritic, **settings)
+    return ActorLearner(algorithm, make_env, make_model, **settings)
 
 
 class Enough(Exception):
@@ -118,8 +120,8 @@ def test_remote_actors_learn_survive_a_kill_and_stop_with_the_learner(embedded):
     assert set(METRICS) <= tags, set(METRICS) - tags
 
 
-def test_single_process_baseline_learns_without_a_cluster():
-    system = make_system(num_actors=0)
+def test_single_process_baseline_learns_without_a_cluster(backend):
+    system = make_system(backend, num_actors=0)
     result = system.train(3000)
     assert result.env_steps >= 3000 and result.utilisation > 0
     assert identity_score(system.algorithm.predict, make_env()) >= 0.95

@@ -16,3 +16,10 @@ def _seed() -> None:
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(0)
+
+
+@pytest.fixture(params=["paddle", pytest.param("torch", marks=pytest.mark.torch)])
+def backend(request: pytest.FixtureRequest) -> str:
+    """Each test taking ``backend`` runs on paddle and (marker ``torch``) on torch."""
+    parl.set_seed(0, backend=request.param)
+    return str(request.param)

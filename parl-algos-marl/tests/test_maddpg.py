@@ -1,6 +1,9 @@
-"""MADDPG: the contract suite, its critic target and losses against numpy, real MPE, bad input."""
+"""MADDPG: the contract suite on paddle and torch, its critic target and losses against numpy,
+real MPE, bad input, files of the previous version."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import parl
 from parl.env.multiagent_env import MAenv
@@ -14,17 +17,27 @@ import pytest
 from parl_algos_marl import MADDPG, MADDPGAgent, MAModel
 
 BOX = gym.spaces.Box(-1.0, 1.0, (1,), np.float32)
+FIXTURES = Path(__file__).parent / "fixtures"
 
 
-def _agents(obs_dims, act_spaces, seed=0, **options):
+def paddle_layout(model) -> dict[str, np.ndarray]:
+    """The model's weights with every Linear weight ``[in, out]`` (paddle's layout)."""
+    if model.backend_name == "paddle":
+        return model.get_weights()
+    from parl.core.torch.interop import to_paddle_weights
+
+    return to_paddle_weights(model)
+
+
+def _agents(obs_dims, act_spaces, seed=0, backend="paddle", **options):
     """One MADDPGAgent per agent, learning on every call from 8 transitions on."""
-    parl.set_seed(seed)
+    parl.set_seed(seed, backend=backend)
     act_dims = [s.n if isinstance(s, gym.spaces.Discrete) else s.shape[0] for s in act_spaces]
     critic_in = sum(obs_dims) + sum(act_dims)
     return [
         MADDPGAgent(
             MADDPG(
-                MAModel(o, a, critic_in, isinstance(s, gym.spaces.Box), (16,)),
+                MAModel(o, a, critic_in, isinstance(s, gym.spaces.Box), (16,), backend=backend),
                 i,
                 act_spaces,
                 **options,
@@ -43,16 +56,19 @@ def _agents(obs_dims, act_spaces, seed=0, **options):
 class TestMADDPGContract(AlgorithmContract):
     """A single MADDPG agent with continuous actions on the identity task (IdentityEnvBox)."""
 
-    algorithm_class = MADDPG
+    algorithm_name = "MADDPG"
+    backends = ("paddle", "torch")
     action_kind = "continuous"
     solved_score = -0.03
     train_steps = 300
     short_train_steps = 20
 
     def make_agent(self, seed, **config):
-        parl.set_seed(seed)
-        model = MAModel(1, 1, 2, continuous_actions=True, hidden_sizes=(32, 32))
-        alg = MADDPG(model, 0, [BOX], gamma=0.5, actor_lr=3e-3, critic_lr=3e-3, **config)
+        parl.set_seed(seed, backend=self.backend)
+        model = MAModel(1, 1, 2, True, (32, 32), backend=self.backend)
+        alg = self.algorithm_class(
+            model, 0, [BOX], gamma=0.5, actor_lr=3e-3, critic_lr=3e-3, **config
+        )
         return MADDPGAgent(
             alg, [1], [1], batch_size=64, min_memory_size=64, learn_every=1, seed=seed
         )
@@ -91,7 +107,7 @@ class TestMADDPGContract(AlgorithmContract):
             ),
             BadInput(
                 "an agent index out of range",
-                lambda: MADDPG(MAModel(1, 1, 2, True), 1, [BOX]),
+                lambda: MADDPG(MAModel(1, 1, 2, True, backend=self.backend), 1, [BOX]),
                 ValueError,
                 r"agent_index must be an int in \[0, 1\) for 1 action spaces, got 1",
             ),
@@ -114,9 +130,9 @@ def _mlp_numpy(weights, prefix, x):
     return x
 
 
-def test_critic_target_and_critic_loss_match_numpy(rng):
+def test_critic_target_and_critic_loss_match_numpy(rng, backend):
     spaces = [gym.spaces.Discrete(3), BOX]
-    agents = _agents([2, 4], spaces, gamma=0.9)
+    agents = _agents([2, 4], spaces, backend=backend, gamma=0.9)
     batch = 5
     obs_n = [rng.normal(size=(batch, d)).astype(np.float32) for d in (2, 4)]
     act_n = [
@@ -127,21 +143,22 @@ def test_critic_target_and_critic_loss_match_numpy(rng):
     terminal = np.array([0, 1, 0, 0, 1], np.float32)
     agent = agents[1]
     agent.alg.sync_target(0.0)
-    agent.alg.model.critic_model[0].weight.set_value(
-        agent.alg.model.critic_model[0].weight * 3.0
-    )  # the online critic now differs from the target: the target must use the latter
+    weights = agent.alg.model.get_weights()
+    weights["critic_model.0.weight"] *= 3.0
+    agent.alg.model.set_weights(weights)
+    # The online critic now differs from the target: the target must use the latter.
     target = agent.critic_target(reward, terminal, obs_n, act_n)
     joint = np.concatenate([*obs_n, *act_n], axis=1)
-    next_q = _mlp_numpy(agent.alg.target_model.get_weights(), "critic_model", joint)[:, 0]
+    next_q = _mlp_numpy(paddle_layout(agent.alg.target_model), "critic_model", joint)[:, 0]
     np.testing.assert_allclose(target, reward + 0.9 * (1 - terminal) * next_q, rtol=1e-5)
 
-    q = _mlp_numpy(agent.alg.model.get_weights(), "critic_model", joint)[:, 0]
+    q = _mlp_numpy(paddle_layout(agent.alg.model), "critic_model", joint)[:, 0]
     cost = agent.alg.learn(obs_n, act_n, target)
     np.testing.assert_allclose(float(cost), np.mean((q - target) ** 2), rtol=1e-5)
 
 
-def test_learn_moves_the_target_by_tau_and_the_actor():
-    agents = _agents([2], [gym.spaces.Discrete(3)], tau=0.25)
+def test_learn_moves_the_target_by_tau_and_the_actor(backend):
+    agents = _agents([2], [gym.spaces.Discrete(3)], backend=backend, tau=0.25)
     alg = agents[0].alg
     before, target_before = alg.model.get_weights(), alg.target_model.get_weights()
     obs = np.ones((4, 2), np.float32)
@@ -154,8 +171,8 @@ def test_learn_moves_the_target_by_tau_and_the_actor():
     )
 
 
-def test_discrete_actions_are_one_hot_greedy_and_relaxed_samples():
-    agent = _agents([2], [gym.spaces.Discrete(4)])[0]
+def test_discrete_actions_are_one_hot_greedy_and_relaxed_samples(backend):
+    agent = _agents([2], [gym.spaces.Discrete(4)], backend=backend)[0]
     greedy = agent.predict(np.zeros((3, 2)))
     assert greedy.shape == (3, 4) and set(np.unique(greedy)) <= {0.0, 1.0}
     np.testing.assert_array_equal(greedy.sum(1), 1.0)
@@ -211,3 +228,28 @@ def test_agent_team_saves_and_restores_every_member(tmp_path):
     other.restore(tmp_path / "team.ckpt")
     for mine, theirs in zip(team.predict(obs), other.predict(obs), strict=True):
         np.testing.assert_array_equal(mine, theirs)
+
+
+@pytest.mark.torch
+def test_device_moves_the_models_and_paddle_refuses_a_gpu():
+    agent = _agents([2], [gym.spaces.Discrete(3)], backend="torch")[0]
+    alg = MADDPG(agent.alg.model, 0, [gym.spaces.Discrete(3)], device="cpu")
+    assert (
+        str(alg.device) == "cpu" and str(MADDPGAgent(alg, [2], [3], device="cpu").device) == "cpu"
+    )
+    paddle_model = MAModel(2, 3, 5, backend="paddle")
+    with pytest.raises(ValueError, match="paddle backend takes no device argument"):
+        MADDPG(paddle_model, 0, [gym.spaces.Discrete(3)], device="cuda")
+
+
+def test_loads_a_checkpoint_and_weights_of_the_previous_version():
+    # Written by the paddle-only MADDPG before it was written once for both frameworks.
+    expected = np.load(FIXTURES / "maddpg_paddle_expected.npz")
+    contract = TestMADDPGContract()
+    contract.backend, contract.algorithm_class = "paddle", MADDPG
+    for load, suffix in (("load_checkpoint", "ckpt"), ("restore", "weights")):
+        agent = contract.make_agent(0)
+        getattr(agent, load)(FIXTURES / f"maddpg_paddle.{suffix}")
+        np.testing.assert_allclose(
+            agent.predict(expected["probe"]), expected["expected"], rtol=1e-6
+        )

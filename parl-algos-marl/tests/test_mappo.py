@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import parl
 from parl.env.multiagent_env import MAenv
 from parl.testing import AlgorithmContract, BadInput, CooperativeIdentityEnv
@@ -13,6 +15,7 @@ import pytest
 from parl_algos_marl import MAPPO, MAPPOAgent, MAPPOModel
 
 N_AGENTS, N_ACTIONS = 2, 3
+FIXTURES = Path(__file__).parent / "fixtures"
 STATE_DIM = N_AGENTS * N_ACTIONS
 
 
@@ -179,3 +182,14 @@ def test_a_rollout_on_simple_spread_with_gae():
 def test_bad_agent_construction():
     with pytest.raises(TypeError, match="MAPPOAgent needs a MAPPO algorithm"):
         MAPPOAgent(object(), 2)
+
+
+def test_loads_a_checkpoint_and_weights_of_the_previous_version():
+    # Written by MAPPO before its model and agent were written once for both frameworks.
+    expected = np.load(FIXTURES / "mappo_paddle_expected.npz")
+    probe = expected["probe"]
+    for load, suffix in (("load_checkpoint", "ckpt"), ("restore", "weights")):
+        agent = TestMAPPOContract().make_agent(0)
+        getattr(agent, load)(FIXTURES / f"mappo_paddle.{suffix}")
+        values = agent.value(probe, probe.reshape(len(probe), -1))
+        np.testing.assert_allclose(values, expected["expected"], rtol=1e-6)

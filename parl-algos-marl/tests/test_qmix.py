@@ -1,6 +1,9 @@
-"""QMIX: the contract suite on the cooperative identity game, mixing and loss against numpy."""
+"""QMIX: the contract suite on the cooperative identity game (paddle and torch), mixing and loss
+against numpy, files of the previous version."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import parl
 from parl.testing import AlgorithmContract, BadInput, CooperativeIdentityEnv
@@ -12,6 +15,7 @@ import pytest
 from parl_algos_marl import QMIX, EpisodeReplayBuffer, QMIXAgent, QMixerModel, RNNAgentModel
 
 N_AGENTS, N_ACTIONS, LENGTH = 2, 3, 5
+FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def _random_episodes(rng, count, length=LENGTH):
@@ -31,7 +35,10 @@ def _random_episodes(rng, count, length=LENGTH):
 
 
 class TestQMIXContract(AlgorithmContract):
+    algorithm_name = "QMIX"
+    backends = ("paddle", "torch")
     algorithm_class = QMIX
+    backend = "paddle"
     solved_score = 0.9
     train_steps = 150
     short_train_steps = 10
@@ -40,10 +47,12 @@ class TestQMIXContract(AlgorithmContract):
         return CooperativeIdentityEnv(N_AGENTS, N_ACTIONS, episode_length=LENGTH)
 
     def make_agent(self, seed, **config):
-        parl.set_seed(seed)
-        alg = QMIX(
-            RNNAgentModel(N_ACTIONS, N_ACTIONS, hidden_dim=32),
-            QMixerModel(N_AGENTS, N_AGENTS * N_ACTIONS, embed_dim=16, hypernet_dim=32),
+        parl.set_seed(seed, backend=self.backend)
+        alg = self.algorithm_class(
+            RNNAgentModel(N_ACTIONS, N_ACTIONS, hidden_dim=32, backend=self.backend),
+            QMixerModel(
+                N_AGENTS, N_AGENTS * N_ACTIONS, embed_dim=16, hypernet_dim=32, backend=self.backend
+            ),
             gamma=0.5,
             lr=5e-3,
             **config,
@@ -97,7 +106,10 @@ class TestQMIXContract(AlgorithmContract):
             ),
             BadInput(
                 "a mixer without n_agents",
-                lambda: QMIX(RNNAgentModel(3, 3), RNNAgentModel(3, 3)),
+                lambda: QMIX(
+                    RNNAgentModel(3, 3, backend=self.backend),
+                    RNNAgentModel(3, 3, backend=self.backend),
+                ),
                 ValueError,
                 "qmixer_model.n_agents",
             ),
@@ -263,3 +275,31 @@ def test_reward_moments_survive_a_checkpoint_and_a_rejected_batch(tmp_path):
     other = TestQMIXContract().make_agent(1)
     other.load_checkpoint(tmp_path / "ckpt")
     np.testing.assert_array_equal(other.reward_moments, moments)
+
+
+@pytest.mark.torch
+def test_device_moves_the_models_and_the_frameworks_must_agree():
+    agent_model, mixer = RNNAgentModel(3, 3, backend="torch"), QMixerModel(2, 6, backend="torch")
+    agent = QMIXAgent(QMIX(agent_model, mixer, device="cpu"), 3, device="cpu")
+    assert str(agent.device) == "cpu"
+    assert agent.predict(np.eye(3, dtype=np.float32)[[0, 1]]).shape == (2,)
+    with pytest.raises(TypeError, match="both models on one framework"):
+        QMIX(RNNAgentModel(3, 3, backend="torch"), QMixerModel(2, 6, backend="paddle"))
+    with pytest.raises(ValueError, match="paddle backend takes no device argument"):
+        QMIX(
+            RNNAgentModel(3, 3, backend="paddle"),
+            QMixerModel(2, 6, backend="paddle"),
+            device="cuda",
+        )
+
+
+def test_loads_a_checkpoint_and_weights_of_the_previous_version():
+    # Written by the paddle-only QMIX before it was written once for both frameworks.
+    expected = np.load(FIXTURES / "qmix_paddle_expected.npz")
+    for load, suffix in (("load_checkpoint", "ckpt"), ("restore", "weights")):
+        agent = TestQMIXContract().make_agent(0)
+        getattr(agent, load)(FIXTURES / f"qmix_paddle.{suffix}")
+        agent.reset_agent()
+        np.testing.assert_allclose(
+            agent._local_q(expected["probe"]), expected["expected"], rtol=1e-6
+        )

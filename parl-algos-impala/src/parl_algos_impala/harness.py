@@ -26,14 +26,13 @@ from typing import Any
 
 import parl
 from parl.core.distributions import Categorical
-from parl.core.paddle import Model
+from parl.core.ops import ops_for
 from parl.core.validation import non_negative_int, positive_int
 from parl.utils import RolloutCollector, logger, make_vector_env, summary
 from parl.utils.rollout import EPISODIC_RETURN, SPS
 
 import gymnasium as gym
 import numpy as np
-import paddle
 
 from parl_algos_impala.impala import IMPALA
 
@@ -91,22 +90,23 @@ class RolloutActor:
 
     Args:
         make_env: a gymnasium id or a function returning one env.
-        make_model: builds the policy model (the learner's model class, weights set later).
+        make_model: builds the policy model (the learner's model class and framework, weights
+            set later); the actor acts on the CPU.
         num_envs: sub-envs of its gymnasium vector env.
         sample_batch_steps: ``T``, rows per trajectory (``T - 1`` real steps each call).
-        seed: seeds paddle, numpy and the envs of this actor.
+        seed: seeds the model's framework, numpy and the envs of this actor.
     """
 
     def __init__(
         self,
         make_env: str | Callable[[], gym.Env],
-        make_model: Callable[[], Model],
+        make_model: Callable[[], Any],
         num_envs: int,
         sample_batch_steps: int,
         seed: int,
     ) -> None:
-        parl.set_seed(seed)
         self.model = make_model()
+        parl.set_seed(seed, backend=ops_for(self.model).BACKEND.name)
         self.steps = sample_batch_steps
         self.version = -1
         self.collector = RolloutCollector(make_vector_env(make_env, num_envs), seed=seed)
@@ -116,9 +116,10 @@ class RolloutActor:
         return os.getpid()
 
     def _act(self, obs: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        with paddle.no_grad():
-            policy = Categorical(self.model.policy(paddle.to_tensor(obs, dtype="float32")))
-            return policy.sample().numpy(), {"logits": policy.logits.numpy()}
+        ops = ops_for(self.model)
+        with ops.no_grad():
+            policy = Categorical(self.model.policy(ops.to_tensor(obs, "float32")))
+            return ops.to_numpy(policy.sample()), {"logits": ops.to_numpy(policy.logits)}
 
     def sample(self, weights: dict[str, np.ndarray] | None, version: int) -> Trajectories:
         """Load ``weights`` (None: keep the current ones), then collect one batch."""
@@ -208,7 +209,7 @@ class ActorLearner:
         self,
         algorithm: IMPALA,
         make_env: str | Callable[[], gym.Env],
-        make_model: Callable[[], Model],
+        make_model: Callable[[], Any],
         *,
         num_actors: int = 2,
         envs_per_actor: int = 4,
@@ -340,7 +341,7 @@ class ActorLearner:
         rewards = cat("rewards")
         truncated = cat("truncated")
         if truncated.any():  # bootstrap time limits from the learner's current values
-            final_values = self.algorithm.value(cat("final_obs")).numpy()
+            final_values = self.algorithm.ops.to_numpy(self.algorithm.value(cat("final_obs")))
             rewards[truncated] += self.algorithm.config.gamma * final_values
         return self.algorithm.learn(
             cat("obs"),

@@ -1,4 +1,5 @@
-"""IMPALA (Espeholt et al., 2018): an actor-critic corrected off-policy by V-trace."""
+"""IMPALA (Espeholt et al., 2018): an actor-critic corrected off-policy by V-trace, written once
+for paddle and torch."""
 
 from __future__ import annotations
 
@@ -7,20 +8,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from parl.core.batch import (
-    BatchLike,
-    as_batch_actions,
-    as_batch_obs,
-    as_batch_vector,
-    check_action_range,
-    to_tensor,
-)
 from parl.core.config import UNSET, AlgorithmConfig
 from parl.core.distributions import Categorical
-from parl.core.optim import clip_grad_norm_
-from parl.core.paddle import Algorithm, Model
+from parl.core.neutral import Algorithm
+from parl.core.ops import Tensor
 
-import paddle
 from pydantic import Field, NonNegativeFloat, PositiveFloat
 
 from parl_algos_impala.vtrace import from_importance_weights
@@ -64,12 +56,12 @@ class VTraceLoss:
     ``(T - 1) · B`` steps that have a successor in their trajectory, as PARL).
     """
 
-    total_loss: paddle.Tensor
-    pi_loss: paddle.Tensor
+    total_loss: Tensor
+    pi_loss: Tensor
     """``-Σ log π(a_t|x_t) · pg_advantage_t``."""
-    vf_loss: paddle.Tensor
+    vf_loss: Tensor
     """``0.5 · Σ (V(x_t) - v_t)²``."""
-    entropy: paddle.Tensor
+    entropy: Tensor
     """``Σ H(π(·|x_t))``."""
 
 
@@ -95,22 +87,24 @@ class IMPALA(Algorithm):
     ``value(obs)`` → values ``[B]`` or ``[B, 1]``.
 
     The positional hyperparameters after ``model`` are PARL's; ``None`` keeps the config's value
-    except for the two thresholds, where ``None`` means no clipping (as in PARL).
+    except for the two thresholds, where ``None`` means no clipping (as in PARL). It runs on the
+    framework of its model (paddle or torch) and, on torch, on ``device`` (or the model's).
 
     Examples:
-        >>> import paddle
+        >>> import numpy as np
         >>> import parl
-        >>> class TinyModel(parl.Model):
-        ...     def __init__(self) -> None:
+        >>> from parl.core.neutral import Model
+        >>> class TinyModel(Model):  # one model for both frameworks
+        ...     def __init__(self, *, backend=None) -> None:
         ...         super().__init__()
-        ...         self.pi, self.v = paddle.nn.Linear(4, 2), paddle.nn.Linear(4, 1)
+        ...         self.pi, self.v = self.nn.Linear(4, 2), self.nn.Linear(4, 1)
         ...     def policy(self, obs):
         ...         return self.pi(obs)
         ...     def value(self, obs):
         ...         return self.v(obs).squeeze(-1)
         >>> IMPALA = parl.algorithms.get("IMPALA")
-        >>> alg = IMPALA(TinyModel(), 20, 0.99, 0.5)
-        >>> probs, logits = alg.sample(paddle.zeros([3, 4]))
+        >>> alg = IMPALA(TinyModel(backend="paddle"), 20, 0.99, 0.5)
+        >>> probs, logits = alg.sample(np.zeros((3, 4), dtype=np.float32))
         >>> list(probs.shape)
         [3, 2]
     """
@@ -118,17 +112,17 @@ class IMPALA(Algorithm):
     Config = IMPALAConfig
     required_model_methods = ("policy", "value")
     config: IMPALAConfig
-    model: Model
 
     def __init__(
         self,
-        model: Model,
+        model: Any,
         sample_batch_steps: int | None = None,
         gamma: float | None = None,
         vf_loss_coeff: float | None = None,
         clip_rho_threshold: float | None = UNSET,
         clip_pg_rho_threshold: float | None = UNSET,
         *,
+        device: Any = None,
         config: IMPALAConfig | Mapping[str, Any] | None = None,
         **options: Any,
     ) -> None:
@@ -144,9 +138,10 @@ class IMPALA(Algorithm):
             clip_pg_rho_threshold=clip_pg_rho_threshold,
             **options,
         )
-        self.optimizer = paddle.optimizer.Adam(
-            learning_rate=self.config.initial_lr, parameters=self.model.parameters()
-        )
+        self._parameters = list(self.model.parameters())
+        self.optimizer = self.ops.adam(self._parameters, lr=self.config.initial_lr)
+        if device is not None:
+            self.to(device)
 
     @property
     def sample_batch_steps(self) -> int:
@@ -155,30 +150,33 @@ class IMPALA(Algorithm):
 
     # -- acting ---------------------------------------------------------------------------
 
-    def sample(self, obs: BatchLike) -> tuple[paddle.Tensor, paddle.Tensor]:
+    def _obs(self, obs: Any) -> Tensor:
+        return self.ops.to_tensor(obs, "float32", self.device)
+
+    def sample(self, obs: Any) -> tuple[Tensor, Tensor]:
         """Return ``(probs, logits)`` of the policy, ``[B, n_actions]`` each (PARL's API).
 
         The caller draws the action from ``probs`` and keeps ``logits`` as the behaviour
         logits that :meth:`learn` needs.
         """
-        with paddle.no_grad():
-            policy = Categorical(self.model.policy(to_tensor(obs, "float32")))
+        with self.ops.no_grad():
+            policy = Categorical(self.model.policy(self._obs(obs)))
             return policy.probs, policy.logits
 
-    def predict(self, obs: BatchLike) -> paddle.Tensor:
+    def predict(self, obs: Any) -> Tensor:
         """Return the greedy actions (argmax of the logits), int64 ``[B]`` or a scalar."""
-        with paddle.no_grad():
-            return self.model.policy(to_tensor(obs, "float32")).argmax(axis=-1)
+        with self.ops.no_grad():
+            return self.ops.argmax(self.model.policy(self._obs(obs)), axis=-1)
 
-    def value(self, obs: BatchLike) -> paddle.Tensor:
+    def value(self, obs: Any) -> Tensor:
         """Return state values ``[B]`` (no gradient), e.g. to bootstrap a truncation."""
-        obs = to_tensor(obs, "float32")
-        with paddle.no_grad():
+        obs = self._obs(obs)
+        with self.ops.no_grad():
             return self._values(obs, obs.shape[0], "IMPALA.value")
 
     # -- learning -------------------------------------------------------------------------
 
-    def _values(self, obs: paddle.Tensor, batch: int, where: str) -> paddle.Tensor:
+    def _values(self, obs: Tensor, batch: int, where: str) -> Tensor:
         values = self.model.value(obs)
         if values.ndim == 2 and values.shape[1] == 1:
             values = values.squeeze(-1)
@@ -189,12 +187,11 @@ class IMPALA(Algorithm):
             )
         return values
 
-    def _time_major(self, tensor: paddle.Tensor) -> paddle.Tensor:
+    def _time_major(self, tensor: Tensor) -> Tensor:
         """``[B*T]`` trajectory by trajectory → ``[T, B]``."""
-        steps = self.config.sample_batch_steps
-        return tensor.reshape([-1, steps]).transpose([1, 0])
+        return tensor.reshape([-1, self.config.sample_batch_steps]).T
 
-    def _check_batch(self, obs: paddle.Tensor, where: str) -> int:
+    def _check_batch(self, obs: Tensor, where: str) -> int:
         steps = self.config.sample_batch_steps
         rows = obs.shape[0]
         if rows == 0 or rows % steps:
@@ -216,22 +213,23 @@ class IMPALA(Algorithm):
                 f"learning_rate must be a positive number or None (keep the current rate), got "
                 f"{learning_rate!r}"
             )
-        self.optimizer.set_lr(float(learning_rate))
+        self.ops.set_lr(self.optimizer, learning_rate)
 
     def learn(
         self,
-        obs: BatchLike,
-        actions: BatchLike,
-        behaviour_logits: BatchLike,
-        rewards: BatchLike,
-        dones: BatchLike,
+        obs: Any,
+        actions: Any,
+        behaviour_logits: Any,
+        rewards: Any,
+        dones: Any,
         learning_rate: float | None = None,
         entropy_coeff: float | None = None,
-    ) -> tuple[VTraceLoss, paddle.Tensor]:
+    ) -> tuple[VTraceLoss, Tensor]:
         """Take one gradient step on ``B`` trajectories of ``T`` steps (PARL's signature).
 
         Args:
-            obs: observations ``[B*T, ...]``, trajectory after trajectory.
+            obs: observations ``[B*T, ...]``, trajectory after trajectory (tensors or numpy
+                arrays, as every input).
             actions: the actions taken, ints ``[B*T]``.
             behaviour_logits: the acting policy's logits ``[B*T, n_actions]``.
             rewards: ``[B*T]``.
@@ -248,13 +246,13 @@ class IMPALA(Algorithm):
             ValueError: the batch is not whole trajectories, or a shape disagrees with the batch
                 or with the model's number of actions.
         """
-        where = "IMPALA.learn"
-        obs = as_batch_obs(obs, where)
+        ops, where = self.ops, "IMPALA.learn"
+        obs = ops.move(ops.as_batch_obs(obs, where), self.device)
         rows = self._check_batch(obs, where)
-        actions = as_batch_actions(actions, rows, where)
-        behaviour_logits = to_tensor(behaviour_logits, "float32")
-        rewards = as_batch_vector(rewards, rows, "rewards", where)
-        dones = as_batch_vector(dones, rows, "dones", where)
+        actions = ops.move(ops.as_batch_actions(actions, rows, where), self.device)
+        behaviour_logits = ops.to_tensor(behaviour_logits, "float32", self.device)
+        rewards = ops.move(ops.as_batch_vector(rewards, rows, "rewards", where), self.device)
+        dones = ops.move(ops.as_batch_vector(dones, rows, "dones", where), self.device)
         entropy_coeff = self.config.entropy_coeff if entropy_coeff is None else entropy_coeff
         self._set_lr(learning_rate)
 
@@ -271,17 +269,13 @@ class IMPALA(Algorithm):
                 f"[{rows}, {n_actions}]: one row of logits per step, as wide as model.policy's "
                 f"{n_actions} actions"
             )
-        check_action_range(actions, n_actions, where)
+        ops.check_action_range(actions, n_actions, where)
         behaviour = Categorical(behaviour_logits)
         values = self._values(obs, rows, where)
         loss = self._loss(target, behaviour, actions, rewards, dones, values, entropy_coeff)
-        self.optimizer.clear_grad()
-        loss.total_loss.backward()
-        if self.config.max_grad_norm is not None:
-            clip_grad_norm_(self.model.parameters(), self.config.max_grad_norm)
-        self.optimizer.step()
-        with paddle.no_grad():
-            kl = target.kl(behaviour).mean()
+        ops.step(self.optimizer, loss.total_loss, self._parameters, self.config.max_grad_norm)
+        with ops.no_grad():
+            kl = ops.mean(target.kl(behaviour))
         detached = VTraceLoss(*(t.detach() for t in vars(loss).values()))
         return detached, kl.detach()
 
@@ -289,10 +283,10 @@ class IMPALA(Algorithm):
         self,
         target: Categorical,
         behaviour: Categorical,
-        actions: paddle.Tensor,
-        rewards: paddle.Tensor,
-        dones: paddle.Tensor,
-        values: paddle.Tensor,
+        actions: Tensor,
+        rewards: Tensor,
+        dones: Tensor,
+        values: Tensor,
         entropy_coeff: float,
     ) -> VTraceLoss:
         cfg = self.config

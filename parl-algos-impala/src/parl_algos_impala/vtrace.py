@@ -9,14 +9,15 @@ For a trajectory of ``T`` steps with behaviour policy μ and target policy π, i
 
 computed backwards as ``v_s - V(x_s) = δ_s + γ_s c_s (v_{s+1} - V(x_{s+1}))``. The policy
 gradient advantage is ``ρ̄^pg_s (r_s + γ_s v_{s+1} - V(x_s))`` with ``ρ̄^pg_s = min(ρ̄_pg, ρ_s)``.
-``γ_t`` is the per-step discount (0 where the episode ended after step ``t``).
+``γ_t`` is the per-step discount (0 where the episode ended after step ``t``). Written once for
+paddle and torch: it runs on the ops of the tensors it is given (:mod:`parl.core.ops`).
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-import paddle
+from parl.core.ops import Tensor, ops_of_tensor
 
 __all__ = ["VTraceReturns", "from_importance_weights"]
 
@@ -24,13 +25,13 @@ __all__ = ["VTraceReturns", "from_importance_weights"]
 class VTraceReturns(NamedTuple):
     """V-trace results, both ``[T, B]`` and without gradient."""
 
-    vs: paddle.Tensor
+    vs: Tensor
     """The V-trace value targets ``v_s``."""
-    pg_advantages: paddle.Tensor
+    pg_advantages: Tensor
     """The policy-gradient advantages ``ρ̄^pg_s (r_s + γ_s v_{s+1} - V(x_s))``."""
 
 
-def _check_shapes(tensors: dict[str, paddle.Tensor], bootstrap_value: paddle.Tensor) -> None:
+def _check_shapes(tensors: dict[str, Tensor], bootstrap_value: Tensor) -> None:
     shape = list(tensors["values"].shape)
     if len(shape) < 1:
         raise ValueError("from_importance_weights: values must be [T, B], got a scalar")
@@ -53,12 +54,12 @@ def _check_threshold(name: str, value: float | None) -> None:
 
 
 def from_importance_weights(
-    behaviour_actions_log_probs: paddle.Tensor,
-    target_actions_log_probs: paddle.Tensor,
-    discounts: paddle.Tensor,
-    rewards: paddle.Tensor,
-    values: paddle.Tensor,
-    bootstrap_value: paddle.Tensor,
+    behaviour_actions_log_probs: Tensor,
+    target_actions_log_probs: Tensor,
+    discounts: Tensor,
+    rewards: Tensor,
+    values: Tensor,
+    bootstrap_value: Tensor,
     clip_rho_threshold: float | None = 1.0,
     clip_pg_rho_threshold: float | None = 1.0,
 ) -> VTraceReturns:
@@ -85,7 +86,7 @@ def from_importance_weights(
         ValueError: the shapes disagree, or a threshold is not positive.
 
     Examples:
-        >>> import paddle
+        >>> import paddle  # or torch: the same call on torch tensors
         >>> zeros = paddle.zeros([3, 2])
         >>> out = from_importance_weights(zeros, zeros, paddle.full([3, 2], 0.9),
         ...                               paddle.ones([3, 2]), zeros, paddle.zeros([2]))
@@ -102,22 +103,27 @@ def from_importance_weights(
         "values": values,
     }
     _check_shapes(per_step, bootstrap_value)
-    with paddle.no_grad():
-        rhos = paddle.exp(target_actions_log_probs - behaviour_actions_log_probs).detach()
-        clipped_rhos = rhos if clip_rho_threshold is None else rhos.clip(max=clip_rho_threshold)
-        cs = rhos.clip(max=1.0)
-        values = values.detach()
-        bootstrap_value = bootstrap_value.detach()
-        next_values = paddle.concat([values[1:], bootstrap_value.unsqueeze(0)], axis=0)
+    ops = ops_of_tensor(values)
+    with ops.no_grad():
+        rhos = (target_actions_log_probs - behaviour_actions_log_probs).detach().exp()
+        clipped_rhos = (
+            rhos if clip_rho_threshold is None else ops.clip(rhos, high=clip_rho_threshold)
+        )
+        cs = ops.clip(rhos, high=1.0)
+        values, bootstrap_value = values.detach(), bootstrap_value.detach()
+        next_values = ops.concat([values[1:], bootstrap_value.unsqueeze(0)], axis=0)
         deltas = clipped_rhos * (rewards + discounts * next_values - values)
         decay = discounts * cs
-        corrections = []
-        running = paddle.zeros_like(bootstrap_value)
-        for t in range(values.shape[0] - 1, -1, -1):
+        # v_s - V(x_s) = δ_s + γ_s c_s (v_{s+1} - V(x_{s+1})), from the last step backwards.
+        running = deltas[-1]
+        corrections = [running]
+        for t in range(values.shape[0] - 2, -1, -1):
             running = deltas[t] + decay[t] * running
             corrections.append(running)
-        vs = paddle.stack(corrections[::-1], axis=0) + values
-        next_vs = paddle.concat([vs[1:], bootstrap_value.unsqueeze(0)], axis=0)
-        pg_rhos = rhos if clip_pg_rho_threshold is None else rhos.clip(max=clip_pg_rho_threshold)
+        vs = ops.stack(corrections[::-1], axis=0) + values
+        next_vs = ops.concat([vs[1:], bootstrap_value.unsqueeze(0)], axis=0)
+        pg_rhos = (
+            rhos if clip_pg_rho_threshold is None else ops.clip(rhos, high=clip_pg_rho_threshold)
+        )
         pg_advantages = pg_rhos * (rewards + discounts * next_vs - values)
     return VTraceReturns(vs=vs, pg_advantages=pg_advantages)

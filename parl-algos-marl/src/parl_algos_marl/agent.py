@@ -1,5 +1,8 @@
 """Numpy-facing agents: :class:`MADDPGAgent` (one per agent), :class:`QMIXAgent` and
-:class:`MAPPOAgent` (a team each), and :class:`AgentTeam` (agents of one team as one)."""
+:class:`MAPPOAgent` (a team each), and :class:`AgentTeam` (agents of one team as one).
+
+Each runs on its algorithm's framework (paddle or torch) and is where data crosses between
+numpy and tensors; ``device=`` moves the algorithm (torch)."""
 
 from __future__ import annotations
 
@@ -7,13 +10,15 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from parl.core.base import AgentBase
 from parl.core.errors import CheckpointError
-from parl.core.paddle import Agent
+from parl.core.neutral import Agent
+from parl.core.ops import ops_for
+from parl.core.paddle import Agent as PaddleAgent
 from parl.core.tensor_files import read_tensor_file, write_tensor_file
 from parl.utils import ReplayMemory
 
 import numpy as np
-import paddle
 from gymnasium.wrappers.utils import RunningMeanStd
 from numpy.typing import ArrayLike
 
@@ -46,6 +51,8 @@ class MADDPGAgent(Agent):
         min_memory_size: transitions stored before learning starts (PARL: 25 batches).
         learn_every: learn on every ``learn_every``-th call of :meth:`learn` (PARL: 100).
         seed: seed of the replay memory's sampling.
+        device: torch only: move the algorithm there (``"cpu"``, ``"cuda"``, ...); None keeps
+            it where it is.
     """
 
     alg: MADDPG
@@ -61,6 +68,7 @@ class MADDPGAgent(Agent):
         min_memory_size: int | None = None,
         learn_every: int = 100,
         seed: int | None = None,
+        device: Any = None,
     ) -> None:
         if not isinstance(algorithm, MADDPG):
             raise TypeError(f"MADDPGAgent needs a MADDPG algorithm, got {type(algorithm).__name__}")
@@ -69,7 +77,7 @@ class MADDPGAgent(Agent):
                 f"obs_dim_n and act_dim_n need one size per agent ({algorithm.n}), got "
                 f"{list(obs_dim_n)} and {list(act_dim_n)}"
             )
-        super().__init__(algorithm)
+        super().__init__(algorithm, device=device)
         self.agent_index = algorithm.agent_index
         self.n = algorithm.n
         self.batch_size = batch_size
@@ -81,11 +89,11 @@ class MADDPGAgent(Agent):
 
     def predict(self, obs: ArrayLike) -> np.ndarray:
         """The greedy action (a one-hot, or ``tanh(mean)``) for one observation or a batch."""
-        return self.alg.predict(np.asarray(obs, np.float32)).numpy()
+        return self.to_numpy(self.alg.predict(self.to_tensor(obs)))
 
     def sample(self, obs: ArrayLike, use_target_model: bool = False) -> np.ndarray:
         """An exploratory action, shaped as :meth:`predict`'s."""
-        return self.alg.sample(np.asarray(obs, np.float32), use_target_model).numpy()
+        return self.to_numpy(self.alg.sample(self.to_tensor(obs), use_target_model))
 
     def add_experience(
         self, obs: ArrayLike, act: ArrayLike, reward: float, next_obs: ArrayLike, terminal: bool
@@ -117,7 +125,7 @@ class MADDPGAgent(Agent):
         next_obs_n = [batch.next_obs for batch in batches]
         own = batches[self.agent_index]
         next_act_n = [
-            agent.alg.sample(next_obs, use_target_model=True).numpy()
+            agent.sample(next_obs, use_target_model=True)
             for agent, next_obs in zip(agents, next_obs_n, strict=True)
         ]
         target_q = self.critic_target(own.reward, own.terminal, next_obs_n, next_act_n)
@@ -131,7 +139,7 @@ class MADDPGAgent(Agent):
         next_act_n: Sequence[ArrayLike],
     ) -> np.ndarray:
         """``r + gamma·(1 - terminal)·Q_i'(obs'_n, a'_n)`` ``[B]``, with the target critic."""
-        next_q = self.alg.Q(next_obs_n, next_act_n, use_target_model=True).numpy()
+        next_q = self.to_numpy(self.alg.Q(next_obs_n, next_act_n, use_target_model=True))
         done = np.asarray(terminal, np.float32)
         return np.asarray(reward, np.float32) + self.alg.config.gamma * (1.0 - done) * next_q
 
@@ -161,6 +169,8 @@ class QMIXAgent(Agent):
         update_target_interval: learn calls between target copies (PARL: 200).
         seed: seed of the exploration generator.
         standardise_rewards: standardise rewards with running statistics (see above).
+        device: torch only: move the algorithm there (``"cpu"``, ``"cuda"``, ...); None keeps
+            it where it is.
     """
 
     alg: QMIX
@@ -176,10 +186,11 @@ class QMIXAgent(Agent):
         update_target_interval: int = 200,
         seed: int | None = None,
         standardise_rewards: bool = False,
+        device: Any = None,
     ) -> None:
         if not isinstance(algorithm, QMIX):
             raise TypeError(f"QMIXAgent needs a QMIX algorithm, got {type(algorithm).__name__}")
-        super().__init__(algorithm)
+        super().__init__(algorithm, device=device)
         self.n_actions = n_actions
         self.n_agents = algorithm.n_agents
         self.exploration_start = exploration_start
@@ -192,7 +203,7 @@ class QMIXAgent(Agent):
         self.standardise_rewards = standardise_rewards
         self.reward_moments = np.array([0.0, 1.0, 0.0])
         """Mean, variance and count of the rewards learnt from (with ``standardise_rewards``)."""
-        self._hidden: paddle.Tensor | None = None
+        self._hidden: Any = None
 
     @property
     def epsilon(self) -> float:
@@ -265,12 +276,12 @@ class QMIXAgent(Agent):
         flat = array.reshape(-1, array.shape[-1])
         if self._hidden is None or self._hidden.shape[0] != flat.shape[0]:
             init = self.alg.model.init_hidden().reshape([1, -1])
-            self._hidden = init.expand([flat.shape[0], init.shape[1]])
-        q, self._hidden = self.alg.predict_local_q(flat, self._hidden)
-        return q.numpy().reshape(*array.shape[:-1], -1)
+            self._hidden = self.ops.broadcast_to(init, [flat.shape[0], init.shape[1]])
+        q, self._hidden = self.alg.predict_local_q(self.to_tensor(flat), self._hidden)
+        return self.to_numpy(q).reshape(*array.shape[:-1], -1)
 
 
-class MAPPOAgent(Agent):
+class MAPPOAgent(PaddleAgent):
     """Acts for a team with :class:`~parl_algos_marl.mappo.MAPPO` and learns from its rollouts.
 
     It builds MAPPO's input rows ``[obs_i, one_hot(i), state]`` from the team's observations
@@ -281,6 +292,10 @@ class MAPPOAgent(Agent):
         algorithm: a :class:`~parl_algos_marl.mappo.MAPPO`.
         n_agents: the number of agents.
         seed: seed of the generator that shuffles minibatches.
+
+    It crosses between numpy and tensors with the ops of its algorithm's framework; its base
+    is paddle's ``Agent`` while :class:`~parl_algos_marl.mappo.MAPPO` extends parl-algos-pg's
+    paddle ``PPO``.
     """
 
     alg: MAPPO
@@ -310,16 +325,23 @@ class MAPPOAgent(Agent):
 
     def predict(self, obs: ArrayLike) -> np.ndarray:
         """Greedy actions ``[..., n_agents]`` for the team's observations."""
-        return self.alg.predict(paddle.to_tensor(self.rows(obs))).numpy()
+        return self._numpy(self.alg.predict(self._tensor(self.rows(obs))))
 
     def sample(self, obs: ArrayLike, state: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(values, actions, log_probs)``, each ``[..., n_agents]``, drawn at ``obs``."""
-        value, action, logp, _ = self.alg.sample(paddle.to_tensor(self.rows(obs, state)))
-        return value.numpy(), action.numpy()[0], logp.numpy()[0]
+        value, action, logp, _ = self.alg.sample(self._tensor(self.rows(obs, state)))
+        return self._numpy(value), self._numpy(action)[0], self._numpy(logp)[0]
 
     def value(self, obs: ArrayLike, state: ArrayLike) -> np.ndarray:
         """The centralised values ``[..., n_agents]``."""
-        return self.alg.value(paddle.to_tensor(self.rows(obs, state))).numpy()
+        return self._numpy(self.alg.value(self._tensor(self.rows(obs, state))))
+
+    def _tensor(self, rows: np.ndarray) -> Any:
+        return ops_for(self.alg).to_tensor(rows)
+
+    def _numpy(self, tensor: Any) -> np.ndarray:
+        array: np.ndarray = ops_for(self.alg).to_numpy(tensor)
+        return array
 
     def learn(
         self,
@@ -361,7 +383,7 @@ class AgentTeam:
         agents: one ``parl.Agent`` per team member, in agent order.
     """
 
-    def __init__(self, agents: Sequence[Agent]) -> None:
+    def __init__(self, agents: Sequence[AgentBase]) -> None:
         if not agents:
             raise ValueError("AgentTeam needs at least one agent")
         self.agents = list(agents)

@@ -1,25 +1,23 @@
-"""Multi-Agent DDPG (MADDPG) and its hyperparameters."""
+"""Multi-Agent DDPG (MADDPG) and its hyperparameters, written once for paddle and torch."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from parl.core.batch import as_batch_obs, as_batch_vector, to_tensor
 from parl.core.config import AlgorithmConfig
 from parl.core.distributions import GumbelSoftmax, TanhGaussian
-from parl.core.paddle import Algorithm, Model
-from parl.core.target import make_target, update_target
+from parl.core.neutral import Algorithm
+from parl.core.ops import Tensor
 
 import gymnasium as gym
-import paddle
 from pydantic import Field, PositiveFloat
 
 __all__ = ["MADDPG", "MADDPGConfig"]
 
 # PARL's weight of the squared policy output in the actor's loss (keeps logits bounded).
 POLICY_REG = 1e-3
-# PARL clips each gradient tensor to this norm, in both optimizers.
+# PARL's paddle MADDPG clips each gradient tensor to this norm, in both optimizers.
 GRAD_CLIP_NORM = 0.5
 
 
@@ -55,24 +53,26 @@ class MADDPG(Algorithm):
 
     Model contract (checked at construction): ``policy(obs)`` → logits ``[B, act_dim]`` or
     ``(mean, log_std)``; ``value(obs_n, act_n)`` → ``Q [B]``; ``get_actor_params()`` and
-    ``get_critic_params()``.
+    ``get_critic_params()``. It runs on the framework of its model (paddle or torch); each
+    gradient tensor is clipped to norm 0.5 by its own norm on both (PARL's paddle rule).
 
     Args:
         model: this agent's actor-critic model (e.g. :class:`~parl_algos_marl.models.MAModel`).
         agent_index: this agent's position in ``act_space``.
         act_space: every agent's action space (Discrete or 1-D Box), in agent order.
         gamma, tau, actor_lr, critic_lr: see :class:`MADDPGConfig`; None keeps the default.
+        device: torch only: move the models there (``"cpu"``, ``"cuda"``, ...); None keeps
+            the model's.
         config: a :class:`MADDPGConfig` or a mapping of its fields.
     """
 
     Config: ClassVar[type[AlgorithmConfig]] = MADDPGConfig
     config: MADDPGConfig
-    model: Model
     required_model_methods = ("policy", "value", "get_actor_params", "get_critic_params")
 
     def __init__(
         self,
-        model: Model,
+        model: Any,
         agent_index: int | None = None,
         act_space: Sequence[gym.Space[Any]] | None = None,
         gamma: float | None = None,
@@ -80,6 +80,7 @@ class MADDPG(Algorithm):
         actor_lr: float | None = None,
         critic_lr: float | None = None,
         *,
+        device: Any = None,
         config: AlgorithmConfig | Mapping[str, Any] | None = None,
         **options: Any,
     ) -> None:
@@ -103,44 +104,41 @@ class MADDPG(Algorithm):
             )
         self.agent_index = agent_index
         self.continuous_actions = isinstance(self.act_space[agent_index], gym.spaces.Box)
-        self.target_model = make_target(model)
-        self.actor_optimizer = self._adam(self.config.actor_lr, model.get_actor_params())
-        self.critic_optimizer = self._adam(self.config.critic_lr, model.get_critic_params())
-
-    @staticmethod
-    def _adam(lr: float, params: Any) -> paddle.optimizer.Adam:
-        return paddle.optimizer.Adam(
-            learning_rate=lr,
-            parameters=list(params),
-            grad_clip=paddle.nn.ClipGradByNorm(GRAD_CLIP_NORM),
+        self.target_model = self.ops.make_target(model)
+        adam = self.ops.adam_clipping_each
+        self.actor_optimizer = adam(model.get_actor_params(), self.config.actor_lr, GRAD_CLIP_NORM)
+        self.critic_optimizer = adam(
+            model.get_critic_params(), self.config.critic_lr, GRAD_CLIP_NORM
         )
+        if device is not None:
+            self.to(device)
 
     # -- acting ---------------------------------------------------------------------------
 
-    def predict(self, obs: Any) -> paddle.Tensor:
+    def predict(self, obs: Any) -> Tensor:
         """The greedy action: one-hot of the best action, or ``tanh(mean)``; no gradients."""
-        with paddle.no_grad():
-            return self._distribution(self.model, to_tensor(obs, "float32"))[0].mode()
+        with self.ops.no_grad():
+            return self._distribution(self.model, self._tensor(obs))[0].mode()
 
-    def sample(self, obs: Any, use_target_model: bool = False) -> paddle.Tensor:
+    def sample(self, obs: Any, use_target_model: bool = False) -> Tensor:
         """An exploratory action (relaxed one-hot or squashed Gaussian) of the model or its
         target; no gradients."""
         model = self.target_model if use_target_model else self.model
-        with paddle.no_grad():
-            return self._distribution(model, to_tensor(obs, "float32"))[0].rsample()
+        with self.ops.no_grad():
+            return self._distribution(model, self._tensor(obs))[0].rsample()
 
     def Q(
         self, obs_n: Sequence[Any], act_n: Sequence[Any], use_target_model: bool = False
-    ) -> paddle.Tensor:
+    ) -> Tensor:
         """The centralised critic ``Q_i(obs_n, act_n)`` ``[B]`` of the model or its target."""
         obs_n, act_n = self._check_joint(obs_n, act_n, "Q")
         model = self.target_model if use_target_model else self.model
-        with paddle.no_grad():
+        with self.ops.no_grad():
             return model.value(obs_n, act_n)
 
     # -- learning -------------------------------------------------------------------------
 
-    def learn(self, obs_n: Sequence[Any], act_n: Sequence[Any], target_q: Any) -> paddle.Tensor:
+    def learn(self, obs_n: Sequence[Any], act_n: Sequence[Any], target_q: Any) -> Tensor:
         """One critic step, one actor step and a soft target update (PARL's order).
 
         Args:
@@ -153,7 +151,8 @@ class MADDPG(Algorithm):
             The critic's loss, a scalar tensor.
         """
         obs_n, act_n = self._check_joint(obs_n, act_n, "learn")
-        target = as_batch_vector(target_q, obs_n[0].shape[0], "target_q", "MADDPG.learn")
+        target = self.ops.as_batch_vector(target_q, obs_n[0].shape[0], "target_q", "MADDPG.learn")
+        target = self.ops.move(target, self.device)
         critic_cost = self._learn_critic(obs_n, act_n, target)
         self._learn_actor(obs_n, act_n)
         self.sync_target()
@@ -162,33 +161,30 @@ class MADDPG(Algorithm):
     def sync_target(self, decay: float | None = None) -> None:
         """Soft-update the target: ``target = decay·target + (1 - decay)·model``; None uses
         ``1 - tau``, 0 copies."""
-        update_target(
+        self.ops.update_target(
             self.model, self.target_model, 1.0 - self.config.tau if decay is None else decay
         )
 
-    def _learn_critic(
-        self, obs_n: list[paddle.Tensor], act_n: list[paddle.Tensor], target: paddle.Tensor
-    ) -> paddle.Tensor:
-        cost = (self.model.value(obs_n, act_n) - target).square().mean()
-        self.critic_optimizer.clear_grad()
-        cost.backward()
-        self.critic_optimizer.step()
+    def _learn_critic(self, obs_n: list[Tensor], act_n: list[Tensor], target: Tensor) -> Tensor:
+        cost = self.ops.mse_loss(self.model.value(obs_n, act_n), target)
+        self.ops.step(self.critic_optimizer, cost)
         return cost.detach()
 
-    def _learn_actor(self, obs_n: list[paddle.Tensor], act_n: list[paddle.Tensor]) -> None:
+    def _learn_actor(self, obs_n: list[Tensor], act_n: list[Tensor]) -> None:
         dist, output = self._distribution(self.model, obs_n[self.agent_index])
         act_n = list(act_n)
         act_n[self.agent_index] = dist.rsample()
-        reg = paddle.concat([t.square().reshape([-1]) for t in output]).mean()
-        cost = -self.model.value(obs_n, act_n).mean() + POLICY_REG * reg
-        self.actor_optimizer.clear_grad()
-        cost.backward()
-        self.actor_optimizer.step()
+        reg = self.ops.mean(self.ops.concat([t.square().reshape([-1]) for t in output]))
+        cost = -self.ops.mean(self.model.value(obs_n, act_n)) + POLICY_REG * reg
+        self.ops.step(self.actor_optimizer, cost)
         # The actor's step also filled the critic's gradients; the next critic step clears them.
 
+    def _tensor(self, value: Any) -> Tensor:
+        return self.ops.to_tensor(value, "float32", self.device)
+
     def _distribution(
-        self, model: Model, obs: paddle.Tensor
-    ) -> tuple[GumbelSoftmax | TanhGaussian, list[paddle.Tensor]]:
+        self, model: Any, obs: Tensor
+    ) -> tuple[GumbelSoftmax | TanhGaussian, list[Tensor]]:
         """The policy's distribution at ``obs`` and the raw outputs it was built from."""
         output = model.policy(obs)
         if self.continuous_actions:
@@ -198,7 +194,7 @@ class MADDPG(Algorithm):
 
     def _check_joint(
         self, obs_n: Sequence[Any], act_n: Sequence[Any], method: str
-    ) -> tuple[list[paddle.Tensor], list[paddle.Tensor]]:
+    ) -> tuple[list[Tensor], list[Tensor]]:
         """Convert the per-agent lists; one entry per agent, one batch size for all."""
         where = f"MADDPG.{method}"
         for name, items in (("obs_n", obs_n), ("act_n", act_n)):
@@ -208,8 +204,15 @@ class MADDPG(Algorithm):
                     f"{where}: {name} must hold one batch per agent ({self.n} agents), got "
                     f"{got}; pass a list of every agent's batches in agent order"
                 )
-        obs = [as_batch_obs(o, where, f"obs_n[{j}]") for j, o in enumerate(obs_n)]
-        act = [as_batch_obs(a, where, f"act_n[{j}]") for j, a in enumerate(act_n)]
+        ops = self.ops
+        obs = [
+            ops.move(ops.as_batch_obs(o, where, f"obs_n[{j}]"), self.device)
+            for j, o in enumerate(obs_n)
+        ]
+        act = [
+            ops.move(ops.as_batch_obs(a, where, f"act_n[{j}]"), self.device)
+            for j, a in enumerate(act_n)
+        ]
         sizes = {t.shape[0] for t in (*obs, *act)}
         if len(sizes) != 1:
             raise ValueError(

@@ -6,18 +6,23 @@
   agents, and the monotonic mixer whose weights come from hypernetworks on the global state;
 * :class:`MAPPOModel` for MAPPO: a policy on an agent's observation and a value on the global
   state.
+
+Each is written once for paddle and torch: ``backend=`` picks the framework (default
+:func:`parl.get_backend`), and both build the same layers under the same names.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from typing import Any
 
-from parl.core.paddle import Model
+from parl.core.backend import get_backend
+from parl.core.neutral import Model
+from parl.core.ops import Tensor, ops_of_backend
 from parl.core.validation import positive_int
 
-import paddle
-import paddle.nn.functional as F
+import numpy as np
 
 __all__ = ["MAModel", "MAPPOModel", "QMixerModel", "RNNAgentModel", "mlp"]
 
@@ -25,13 +30,17 @@ __all__ = ["MAModel", "MAPPOModel", "QMixerModel", "RNNAgentModel", "mlp"]
 LOG_STD_MIN, LOG_STD_MAX = -20.0, 2.0
 
 
-def mlp(in_dim: int, out_dim: int, hidden_sizes: Sequence[int]) -> paddle.nn.Sequential:
-    """A ReLU MLP ``in_dim → hidden_sizes → out_dim`` with a linear output."""
+def mlp(
+    in_dim: int, out_dim: int, hidden_sizes: Sequence[int], *, backend: str | None = None
+) -> Any:
+    """A ReLU MLP ``in_dim → hidden_sizes → out_dim`` with a linear output, of the framework
+    ``backend`` (default :func:`parl.get_backend`)."""
+    nn = ops_of_backend(backend or get_backend()).nn
     sizes = [positive_int("in_dim", in_dim), *hidden_sizes, positive_int("out_dim", out_dim)]
-    layers: list[paddle.nn.Layer] = []
+    layers: list[Any] = []
     for fan_in, fan_out in itertools.pairwise(sizes):
-        layers += [paddle.nn.Linear(fan_in, fan_out), paddle.nn.ReLU()]
-    return paddle.nn.Sequential(*layers[:-1])
+        layers += [nn.Linear(fan_in, fan_out), nn.ReLU()]
+    return nn.Sequential(*layers[:-1])
 
 
 class MAModel(Model):
@@ -47,6 +56,7 @@ class MAModel(Model):
         critic_in_dim: the sum of every agent's observation and action sizes.
         continuous_actions: whether the policy is a Gaussian instead of logits.
         hidden_sizes: the widths of both networks' hidden layers.
+        backend: ``"paddle"`` or ``"torch"``; default :func:`parl.get_backend`.
     """
 
     def __init__(
@@ -56,31 +66,31 @@ class MAModel(Model):
         critic_in_dim: int,
         continuous_actions: bool = False,
         hidden_sizes: Sequence[int] = (64, 64),
+        *,
+        backend: str | None = None,
     ) -> None:
         super().__init__()
         self.continuous_actions = continuous_actions
         self.act_dim = positive_int("act_dim", act_dim)
         outputs = 2 * act_dim if continuous_actions else act_dim
-        self.actor_model = mlp(obs_dim, outputs, hidden_sizes)
-        self.critic_model = mlp(critic_in_dim, 1, hidden_sizes)
+        self.actor_model = mlp(obs_dim, outputs, hidden_sizes, backend=self.backend_name)
+        self.critic_model = mlp(critic_in_dim, 1, hidden_sizes, backend=self.backend_name)
 
-    def policy(self, obs: paddle.Tensor) -> paddle.Tensor | tuple[paddle.Tensor, paddle.Tensor]:
+    def policy(self, obs: Tensor) -> Tensor | tuple[Tensor, Tensor]:
         out = self.actor_model(obs)
         if not self.continuous_actions:
             return out
-        mean, log_std = paddle.split(out, 2, axis=-1)
-        return mean, log_std.clip(LOG_STD_MIN, LOG_STD_MAX)
+        mean, log_std = out[..., : self.act_dim], out[..., self.act_dim :]
+        return mean, self.ops.clip(log_std, LOG_STD_MIN, LOG_STD_MAX)
 
-    def value(
-        self, obs_n: Sequence[paddle.Tensor], act_n: Sequence[paddle.Tensor]
-    ) -> paddle.Tensor:
-        return self.critic_model(paddle.concat([*obs_n, *act_n], axis=-1)).squeeze(-1)
+    def value(self, obs_n: Sequence[Tensor], act_n: Sequence[Tensor]) -> Tensor:
+        return self.critic_model(self.ops.concat([*obs_n, *act_n], axis=-1)).squeeze(-1)
 
-    def get_actor_params(self) -> list[paddle.Tensor]:
-        return self.actor_model.parameters()
+    def get_actor_params(self) -> list[Tensor]:
+        return list(self.actor_model.parameters())
 
-    def get_critic_params(self) -> list[paddle.Tensor]:
-        return self.critic_model.parameters()
+    def get_critic_params(self) -> list[Tensor]:
+        return list(self.critic_model.parameters())
 
 
 class RNNAgentModel(Model):
@@ -94,23 +104,26 @@ class RNNAgentModel(Model):
         obs_dim: an agent's observation size (with its one-hot id where the caller adds one).
         n_actions: the number of actions.
         hidden_dim: the width of the layers and the GRU state (PyMARL: 64).
+        backend: ``"paddle"`` or ``"torch"``; default :func:`parl.get_backend`.
     """
 
-    def __init__(self, obs_dim: int, n_actions: int, hidden_dim: int = 64) -> None:
+    def __init__(
+        self, obs_dim: int, n_actions: int, hidden_dim: int = 64, *, backend: str | None = None
+    ) -> None:
         super().__init__()
         self.hidden_dim = positive_int("hidden_dim", hidden_dim)
-        self.fc1 = paddle.nn.Linear(positive_int("obs_dim", obs_dim), hidden_dim)
-        self.rnn = paddle.nn.GRUCell(hidden_dim, hidden_dim)
-        self.fc2 = paddle.nn.Linear(hidden_dim, positive_int("n_actions", n_actions))
+        self.fc1 = self.nn.Linear(positive_int("obs_dim", obs_dim), hidden_dim)
+        self.relu = self.nn.ReLU()
+        self.rnn = self.nn.GRUCell(hidden_dim, hidden_dim)
+        self.fc2 = self.nn.Linear(hidden_dim, positive_int("n_actions", n_actions))
 
-    def init_hidden(self) -> paddle.Tensor:
-        return paddle.zeros([1, self.hidden_dim])
+    def init_hidden(self) -> Tensor:
+        zeros = np.zeros((1, self.hidden_dim), np.float32)
+        return self.ops.to_tensor(zeros, "float32", self.ops.device_of(self))
 
-    def forward(
-        self, obs: paddle.Tensor, hidden: paddle.Tensor
-    ) -> tuple[paddle.Tensor, paddle.Tensor]:
-        x = F.relu(self.fc1(obs))
-        hidden, _ = self.rnn(x, hidden.reshape([-1, self.hidden_dim]))
+    def forward(self, obs: Tensor, hidden: Tensor) -> tuple[Tensor, Tensor]:
+        x = self.relu(self.fc1(obs))
+        hidden = self.ops.gru_cell_step(self.rnn, x, hidden.reshape([-1, self.hidden_dim]))
         return self.fc2(hidden), hidden
 
 
@@ -127,29 +140,38 @@ class QMixerModel(Model):
         state_dim: the global state's size.
         embed_dim: the mixing layer's width (PyMARL: 32).
         hypernet_dim: the width of the weight hypernetworks' hidden layer (PyMARL: 64).
+        backend: ``"paddle"`` or ``"torch"``; default :func:`parl.get_backend`.
     """
 
     def __init__(
-        self, n_agents: int, state_dim: int, embed_dim: int = 32, hypernet_dim: int = 64
+        self,
+        n_agents: int,
+        state_dim: int,
+        embed_dim: int = 32,
+        hypernet_dim: int = 64,
+        *,
+        backend: str | None = None,
     ) -> None:
         super().__init__()
         self.n_agents = positive_int("n_agents", n_agents)
         self.embed_dim = positive_int("embed_dim", embed_dim)
-        self.hyper_w1 = mlp(state_dim, n_agents * embed_dim, (hypernet_dim,))
-        self.hyper_b1 = paddle.nn.Linear(state_dim, embed_dim)
-        self.hyper_w2 = mlp(state_dim, embed_dim, (hypernet_dim,))
-        self.hyper_v = mlp(state_dim, 1, (embed_dim,))
+        framework = self.backend_name
+        self.hyper_w1 = mlp(state_dim, n_agents * embed_dim, (hypernet_dim,), backend=framework)
+        self.hyper_b1 = self.nn.Linear(state_dim, embed_dim)
+        self.hyper_w2 = mlp(state_dim, embed_dim, (hypernet_dim,), backend=framework)
+        self.hyper_v = mlp(state_dim, 1, (embed_dim,), backend=framework)
+        self.elu = self.nn.ELU()
 
-    def forward(self, agent_qs: paddle.Tensor, states: paddle.Tensor) -> paddle.Tensor:
+    def forward(self, agent_qs: Tensor, states: Tensor) -> Tensor:
         batch, steps = agent_qs.shape[0], agent_qs.shape[1]
         s = states.reshape([batch * steps, -1])
         qs = agent_qs.reshape([batch * steps, 1, self.n_agents])
         w1 = self.hyper_w1(s).abs().reshape([-1, self.n_agents, self.embed_dim])
         b1 = self.hyper_b1(s).reshape([-1, 1, self.embed_dim])
-        hidden = F.elu(paddle.bmm(qs, w1) + b1)
+        hidden = self.elu(qs @ w1 + b1)
         w2 = self.hyper_w2(s).abs().reshape([-1, self.embed_dim, 1])
         v = self.hyper_v(s).reshape([-1, 1, 1])
-        return (paddle.bmm(hidden, w2) + v).reshape([batch, steps, 1])
+        return (hidden @ w2 + v).reshape([batch, steps, 1])
 
 
 class MAPPOModel(Model):
@@ -167,6 +189,7 @@ class MAPPOModel(Model):
         n_agents: the number of agents.
         shared_policy: one actor for all agents (parameter sharing) or one each.
         hidden_sizes: the widths of the actor's and critic's hidden layers.
+        backend: ``"paddle"`` or ``"torch"``; default :func:`parl.get_backend`.
     """
 
     def __init__(
@@ -177,6 +200,8 @@ class MAPPOModel(Model):
         n_agents: int,
         shared_policy: bool = True,
         hidden_sizes: Sequence[int] = (64, 64),
+        *,
+        backend: str | None = None,
     ) -> None:
         super().__init__()
         self.obs_dim = positive_int("obs_dim", obs_dim)
@@ -184,18 +209,20 @@ class MAPPOModel(Model):
         self.shared_policy = shared_policy
         actors = 1 if shared_policy else n_agents
         actor_in = obs_dim + n_agents if shared_policy else obs_dim
-        self.actors = paddle.nn.LayerList(
-            [mlp(actor_in, n_actions, hidden_sizes) for _ in range(actors)]
+        framework = self.backend_name
+        self.actors = self.ops.layer_list(
+            [mlp(actor_in, n_actions, hidden_sizes, backend=framework) for _ in range(actors)]
         )
-        self.critic = mlp(n_agents + positive_int("state_dim", state_dim), 1, hidden_sizes)
+        critic_in = n_agents + positive_int("state_dim", state_dim)
+        self.critic = mlp(critic_in, 1, hidden_sizes, backend=framework)
 
-    def policy(self, rows: paddle.Tensor) -> paddle.Tensor:
+    def policy(self, rows: Tensor) -> Tensor:
         obs = rows[..., : self.obs_dim]
         ids = rows[..., self.obs_dim : self.obs_dim + self.n_agents]
         if self.shared_policy:
-            return self.actors[0](paddle.concat([obs, ids], axis=-1))
-        logits = paddle.stack([actor(obs) for actor in self.actors], axis=-2)
-        return (logits * ids.unsqueeze(-1)).sum(-2)
+            return self.actors[0](self.ops.concat([obs, ids], axis=-1))
+        logits = self.ops.stack([actor(obs) for actor in self.actors], axis=-2)
+        return self.ops.sum(logits * ids.unsqueeze(-1), axis=-2)
 
-    def value(self, rows: paddle.Tensor) -> paddle.Tensor:
+    def value(self, rows: Tensor) -> Tensor:
         return self.critic(rows[..., self.obs_dim :]).squeeze(-1)

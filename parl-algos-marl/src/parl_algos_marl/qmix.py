@@ -1,18 +1,17 @@
-"""QMIX: monotonic value-function factorisation, and its hyperparameters."""
+"""QMIX: monotonic value-function factorisation, and its hyperparameters, written once for paddle
+and torch."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import ModuleType
 from typing import Any, ClassVar
 
 from parl.core.algorithm import check_model_method
-from parl.core.batch import BatchLike, to_tensor
 from parl.core.config import UNSET, AlgorithmConfig
-from parl.core.paddle import Algorithm, Model
-from parl.core.target import make_target, update_target
+from parl.core.neutral import Algorithm
+from parl.core.ops import Tensor
 
-import paddle
-import paddle.nn.functional as F
 from pydantic import Field, PositiveFloat
 
 __all__ = ["QMIX", "QMIXConfig"]
@@ -31,7 +30,8 @@ class QMIXConfig(AlgorithmConfig):
     """Discount factor of future rewards, in (0, 1]."""
 
     lr: PositiveFloat = 5e-4
-    """Learning rate of the RMSProp optimizer (rho 0.99, epsilon 1e-5, as PARL)."""
+    """Learning rate of the RMSProp optimizer (rho 0.99, epsilon 1e-5 inside the square root,
+    as PARL's paddle QMIX)."""
 
     clip_grad_norm: PositiveFloat | None = None
     """Clip the gradients' global norm to this value; None does not clip."""
@@ -56,29 +56,32 @@ class QMIX(Algorithm):
 
     Model contracts (checked at construction): ``agent_model.init_hidden()`` and
     ``agent_model(obs, hidden) → (q, hidden)``; ``qmixer_model(agent_qs, states)`` and a
-    ``qmixer_model.n_agents`` number.
+    ``qmixer_model.n_agents`` number. It runs on the framework of its models (paddle or
+    torch, both of the same one); the optimizer is paddle's RMSProp on both.
 
     Args:
         agent_model: e.g. :class:`~parl_algos_marl.models.RNNAgentModel`.
         qmixer_model: e.g. :class:`~parl_algos_marl.models.QMixerModel`.
         double_q, gamma, lr, clip_grad_norm: see :class:`QMIXConfig`.
+        device: torch only: move both models there (``"cpu"``, ``"cuda"``, ...); None keeps
+            them where they are.
         config: a :class:`QMIXConfig` or a mapping of its fields.
     """
 
     Config: ClassVar[type[AlgorithmConfig]] = QMIXConfig
     config: QMIXConfig
-    model: Model
     required_model_methods = ("init_hidden", "forward")
 
     def __init__(
         self,
-        agent_model: Model,
-        qmixer_model: Model,
+        agent_model: Any,
+        qmixer_model: Any,
         double_q: bool | None = None,
         gamma: float | None = None,
         lr: float | None = None,
         clip_grad_norm: float | None = UNSET,
         *,
+        device: Any = None,
         config: AlgorithmConfig | Mapping[str, Any] | None = None,
         **options: Any,
     ) -> None:
@@ -100,45 +103,55 @@ class QMIX(Algorithm):
                 f"QMIX needs qmixer_model.n_agents, the number of agents (an int >= 1), got "
                 f"{n_agents!r}; set it in the mixer's __init__"
             )
+        if getattr(qmixer_model, "backend_name", None) != self.backend.name:
+            raise TypeError(
+                f"QMIX needs both models on one framework: the agent model is a "
+                f"{self.backend.name} model, the mixer is {type(qmixer_model).__name__}; build "
+                f"both with backend={self.backend.name!r}"
+            )
         self.n_agents = n_agents
         self.qmixer_model = qmixer_model
-        self.target_model = make_target(agent_model)
-        self.target_qmixer_model = make_target(qmixer_model)
-        clip = self.config.clip_grad_norm
-        self.optimizer = paddle.optimizer.RMSProp(
-            learning_rate=self.config.lr,
+        self.target_model = self.ops.make_target(agent_model)
+        self.target_qmixer_model = self.ops.make_target(qmixer_model)
+        self.optimizer = self.ops.rmsprop(
+            [*agent_model.parameters(), *qmixer_model.parameters()],
+            self.config.lr,
             rho=0.99,
             epsilon=1e-5,
-            parameters=[*agent_model.parameters(), *qmixer_model.parameters()],
-            grad_clip=paddle.nn.ClipGradByGlobalNorm(clip) if clip else None,
+            max_grad_norm=self.config.clip_grad_norm,
         )
+        if device is not None:
+            self.to(device)
 
     @property
-    def agent_model(self) -> Model:
+    def agent_model(self) -> Any:
         """The agent network (PARL's name; the same object as ``model``)."""
         return self.model
 
-    def predict_local_q(
-        self, obs: BatchLike, hidden_state: BatchLike
-    ) -> tuple[paddle.Tensor, paddle.Tensor]:
+    def predict_local_q(self, obs: Any, hidden_state: Any) -> tuple[Tensor, Tensor]:
         """Every agent's Q values ``[N, n_actions]`` and next hidden states; no gradients."""
-        with paddle.no_grad():
-            return self.model(to_tensor(obs, "float32"), to_tensor(hidden_state, "float32"))
+        ops, device = self.ops, self.device
+        with ops.no_grad():
+            obs, hidden = (
+                ops.to_tensor(obs, "float32", device),
+                ops.to_tensor(hidden_state, "float32", device),
+            )
+            return self.model(obs, hidden)
 
     def sync_target(self) -> None:
         """Copy the agent network and the mixer into their targets (PARL: a hard copy)."""
-        update_target(self.model, self.target_model)
-        update_target(self.qmixer_model, self.target_qmixer_model)
+        self.ops.update_target(self.model, self.target_model)
+        self.ops.update_target(self.qmixer_model, self.target_qmixer_model)
 
     def learn(
         self,
-        state_batch: BatchLike,
-        actions_batch: BatchLike,
-        reward_batch: BatchLike,
-        terminated_batch: BatchLike,
-        obs_batch: BatchLike,
-        available_actions_batch: BatchLike,
-        filled_batch: BatchLike,
+        state_batch: Any,
+        actions_batch: Any,
+        reward_batch: Any,
+        terminated_batch: Any,
+        obs_batch: Any,
+        available_actions_batch: Any,
+        filled_batch: Any,
     ) -> tuple[float, float]:
         """One RMSProp step on the masked mean squared TD error of ``Q_tot``.
 
@@ -163,7 +176,10 @@ class QMIX(Algorithm):
         Returns:
             ``(loss, mean_td_error)`` as floats.
         """
+        ops = self.ops
         batch = _Episodes.check(
+            ops,
+            self.device,
             self.n_agents,
             state_batch,
             actions_batch,
@@ -174,42 +190,41 @@ class QMIX(Algorithm):
             filled_batch,
         )
         local_q = self._unroll(self.model, batch.obs)
-        with paddle.no_grad():
+        with ops.no_grad():
             target_local_q = self._unroll(self.target_model, batch.obs)[:, 1:]
             target_local_q = target_local_q - UNAVAILABLE * batch.unavailable[:, 1:]
             if self.config.double_q:
                 online = local_q.detach()[:, 1:] - UNAVAILABLE * batch.unavailable[:, 1:]
-                best = F.one_hot(online.argmax(axis=-1), online.shape[-1])
-                next_q = (target_local_q * best).sum(-1)
+                best = ops.one_hot(ops.argmax(online, axis=-1), online.shape[-1])
+                next_q = ops.sum(target_local_q * best, axis=-1)
             else:
-                next_q = target_local_q.max(axis=-1)
+                next_q = ops.max(target_local_q, axis=-1)
             next_q_tot = self.target_qmixer_model(next_q, batch.state[:, 1:])
             target = batch.reward + self.config.gamma * (1.0 - batch.terminated) * next_q_tot
-        chosen = (local_q[:, :-1] * F.one_hot(batch.actions, local_q.shape[-1])).sum(-1)
+        chosen = ops.sum(local_q[:, :-1] * ops.one_hot(batch.actions, local_q.shape[-1]), axis=-1)
         q_tot = self.qmixer_model(chosen, batch.state[:, :-1])
         masked_td = (target - q_tot) * batch.mask
-        count = batch.mask.sum()
-        loss = masked_td.square().sum() / count
-        self.optimizer.clear_grad()
-        loss.backward()
-        self.optimizer.step()
-        return float(loss), float(masked_td.sum() / count)
+        count = ops.sum(batch.mask)
+        loss = ops.sum(masked_td.square()) / count
+        ops.step(self.optimizer, loss)
+        return float(loss.detach()), float(ops.sum(masked_td.detach()) / count)
 
-    def _unroll(self, model: Model, obs: paddle.Tensor) -> paddle.Tensor:
+    def _unroll(self, model: Any, obs: Tensor) -> Tensor:
         """Run the agent network over the episodes: Q values ``[B, T, n_agents, n_actions]``."""
         batch, steps = obs.shape[0], obs.shape[1]
-        hidden = model.init_hidden().reshape([1, -1]).expand([batch * self.n_agents, -1])
+        init = model.init_hidden().reshape([1, -1])
+        hidden = self.ops.broadcast_to(init, [batch * self.n_agents, init.shape[1]])
         local_qs = []
         for t in range(steps):
             q, hidden = model(obs[:, t].reshape([batch * self.n_agents, -1]), hidden)
             local_qs.append(q.reshape([batch, self.n_agents, -1]))
-        return paddle.stack(local_qs, axis=1)
+        return self.ops.stack(local_qs, axis=1)
 
 
 class _Episodes:
     """A checked, converted episode batch; transitions are the first ``T - 1`` steps."""
 
-    def __init__(self, **tensors: paddle.Tensor) -> None:
+    def __init__(self, **tensors: Tensor) -> None:
         self.state = tensors["state"]
         self.obs = tensors["obs"]
         self.actions = tensors["actions"]
@@ -221,6 +236,8 @@ class _Episodes:
     @classmethod
     def check(
         cls,
+        ops: ModuleType,
+        device: Any,
         n_agents: int,
         state: Any,
         actions: Any,
@@ -231,8 +248,8 @@ class _Episodes:
         filled: Any,
     ) -> _Episodes:
         where = "QMIX.learn"
-        state_t = to_tensor(state, "float32")
-        obs_t = to_tensor(obs, "float32")
+        state_t = ops.to_tensor(state, "float32", device)
+        obs_t = ops.to_tensor(obs, "float32", device)
         if state_t.ndim != 3 or obs_t.ndim != 4 or state_t.shape[1] < 2:
             raise ValueError(
                 f"{where}: state_batch must be [B, T, state_dim] and obs_batch [B, T, n_agents, "
@@ -244,8 +261,8 @@ class _Episodes:
                 f"{where}: obs_batch must be [{batch}, {steps}, {n_agents}, obs_dim] for "
                 f"{n_agents} agents (qmixer_model.n_agents), got {list(obs_t.shape)}"
             )
-        actions_t = to_tensor(actions, "int64")
-        available_t = to_tensor(available, "float32")
+        actions_t = ops.to_tensor(actions, "int64", device)
+        available_t = ops.to_tensor(available, "float32", device)
         if list(actions_t.shape) != [batch, steps, n_agents]:
             raise ValueError(
                 f"{where}: actions_batch must be [{batch}, {steps}, {n_agents}], got "
@@ -257,7 +274,7 @@ class _Episodes:
                 f"n_actions], got {list(available_t.shape)}"
             )
         columns = {
-            name: _column(value, batch, steps, name, where)
+            name: _column(ops.to_tensor(value, "float32", device), batch, steps, name, where)
             for name, value in (
                 ("reward_batch", reward),
                 ("terminated_batch", terminated),
@@ -270,9 +287,9 @@ class _Episodes:
             if bool(((column != 0) & (column != 1)).any()):
                 raise ValueError(f"{where}: {name} must hold 0 or 1 only")
         # A transition counts unless it is padding or its episode terminated before it.
-        ended_before = paddle.cumsum(terminated_t, axis=1) - terminated_t
-        mask = (1.0 - filled_t) * (ended_before == 0).astype("float32")
-        if float(mask[:, :-1].sum()) == 0:
+        ended_before = ops.cumsum(terminated_t, axis=1) - terminated_t
+        mask = (1.0 - filled_t) * ops.to_tensor(ended_before == 0, "float32")
+        if float(ops.sum(mask[:, :-1])) == 0:
             raise ValueError(
                 f"{where}: the masks leave no transition to learn from (filled_batch marks "
                 "padding with 1: is every step marked as padding?)"
@@ -283,19 +300,18 @@ class _Episodes:
             actions=actions_t[:, :-1],
             reward=columns["reward_batch"][:, :-1],
             terminated=terminated_t[:, :-1],
-            unavailable=(available_t == 0).astype("float32"),
+            unavailable=ops.to_tensor(available_t == 0, "float32"),
             mask=mask[:, :-1],
         )
 
 
-def _column(value: Any, batch: int, steps: int, name: str, where: str) -> paddle.Tensor:
-    """A ``[B, T, 1]`` or ``[B, T]`` input as ``[B, T, 1]`` float32."""
-    tensor = to_tensor(value, "float32")
+def _column(tensor: Tensor, batch: int, steps: int, name: str, where: str) -> Tensor:
+    """A ``[B, T, 1]`` or ``[B, T]`` float32 input as ``[B, T, 1]``."""
+    given = list(tensor.shape)
     if tensor.ndim == 2:
         tensor = tensor.unsqueeze(-1)
     if list(tensor.shape) != [batch, steps, 1]:
         raise ValueError(
-            f"{where}: {name} must be [{batch}, {steps}, 1] to match state_batch, got "
-            f"{list(to_tensor(value, 'float32').shape)}"
+            f"{where}: {name} must be [{batch}, {steps}, 1] to match state_batch, got {given}"
         )
     return tensor

@@ -4,8 +4,8 @@ A :class:`RolloutWorker` holds ``num_envs`` copies of a multi-agent env
 (:class:`parl.env.multiagent_env.ParallelEnvAdapter`) and a :class:`~parl_algos_marl.MAPPOAgent`
 of its own. Each :meth:`RolloutWorker.rollout` loads the weights it is given and returns
 ``num_steps`` steps of every env as numpy arrays (:class:`TeamRollout`). Its random draws come
-from a paddle generator state of its own, so a worker gives the same rollout in this process as
-in a remote job with the same seed.
+from a generator state of its own (of its agent's framework's CPU generator), so a worker gives
+the same rollout in this process as in a remote job with the same seed.
 
 :class:`Rollouts` splits a team's envs over workers: in this process (``num_workers=0``, one
 worker) or as ``num_workers`` actors through ``@parl.remote_class`` on the cluster of
@@ -24,12 +24,12 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 import parl
+from parl.core.ops import ops_for, ops_of_backend
 from parl.core.validation import non_negative_int, positive_int
 from parl.env.multiagent_env import ParallelEnvAdapter
 from parl.utils import logger
 
 import numpy as np
-import paddle
 
 from parl_algos_marl.agent import MAPPOAgent
 
@@ -86,8 +86,8 @@ class RolloutWorker:
             remote workers (a script's own functions are).
         make_agent: returns a :class:`~parl_algos_marl.MAPPOAgent` of the learner's layout.
         num_envs: env copies.
-        seed: env ``i`` starts from ``reset(seed=seed + i)``; the worker's paddle generator
-            starts from ``seed``.
+        seed: env ``i`` starts from ``reset(seed=seed + i)``; the worker's generator (of its
+            agent's framework) starts from ``seed``.
     """
 
     def __init__(
@@ -99,18 +99,25 @@ class RolloutWorker:
     ) -> None:
         num_envs = positive_int("num_envs", num_envs)
         self.envs = [make_env() for _ in range(num_envs)]
-        with _swapped_rng_state(None):  # building the agent draws its (unused) initial weights
+        # Building the agent draws its (unused) initial weights from the selected framework.
+        with _swapped_rng_state(ops_of_backend(parl.get_backend()), None):
             self.agent = make_agent()
-            paddle.seed(seed)
-            self._rng_state = paddle.get_rng_state()
         if not isinstance(self.agent, MAPPOAgent):
             raise TypeError(f"make_agent must return a MAPPOAgent, got {type(self.agent)}")
+        with _swapped_rng_state(self.ops, None):
+            self.ops.seed_rng(seed)
+            self._rng_state = self.ops.get_rng_state()
         starts = [env.reset(seed=seed + i) for i, env in enumerate(self.envs)]
         self.obs = np.stack([np.stack(obs_n) for obs_n, _ in starts]).astype(np.float32)
         self.state = np.stack([env.state() for env in self.envs]).astype(np.float32)
         n = self.envs[0].n
         self.episode_start = np.ones((num_envs, n), np.float32)
         self.episode_return = np.zeros(num_envs)
+
+    @property
+    def ops(self) -> Any:
+        """The ops of the agent's framework (:mod:`parl.core.ops`)."""
+        return ops_for(self.agent)
 
     def pid(self) -> int:
         """The process this worker runs in (to watch or kill it)."""
@@ -122,9 +129,9 @@ class RolloutWorker:
         steps = positive_int("num_steps", num_steps)
         if weights is not None:
             self.agent.set_weights(weights)
-        with _swapped_rng_state(self._rng_state):
+        with _swapped_rng_state(self.ops, self._rng_state):
             rollout = self._collect(steps)
-            self._rng_state = paddle.get_rng_state()
+            self._rng_state = self.ops.get_rng_state()
         return rollout
 
     def _collect(self, steps: int) -> TeamRollout:
@@ -174,16 +181,16 @@ class RolloutWorker:
 
 
 @contextmanager
-def _swapped_rng_state(state: list[Any] | None) -> Iterator[None]:
-    """Run with paddle's generator at ``state`` (None: as it is), then restore the caller's:
-    a worker's draws never move the random stream of the process it runs in."""
-    saved = paddle.get_rng_state()
+def _swapped_rng_state(ops: Any, state: Any) -> Iterator[None]:
+    """Run with the generator of ``ops``' framework at ``state`` (None: as it is), then restore
+    the caller's: a worker's draws never move the random stream of the process it runs in."""
+    saved = ops.get_rng_state()
     try:
         if state is not None:
-            paddle.set_rng_state(state)
+            ops.set_rng_state(state)
         yield
     finally:
-        paddle.set_rng_state(saved)
+        ops.set_rng_state(saved)
 
 
 class Rollouts:

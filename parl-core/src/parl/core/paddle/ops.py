@@ -273,3 +273,99 @@ def device_of(model: paddle.nn.Layer) -> str:
 def move_algorithm(algorithm: Any, device: Any) -> str:
     """Check ``device`` for ``algorithm`` (paddle moves nothing) and return its name."""
     return resolve_device(device)
+
+
+# -- ops added for the impala-marl family ----------------------------------------------------
+
+
+def set_lr(optimizer: paddle.optimizer.Optimizer, lr: float) -> None:
+    """Set the learning rate of ``optimizer`` for its next steps."""
+    optimizer.set_lr(float(lr))
+
+
+def get_lr(optimizer: paddle.optimizer.Optimizer) -> float:
+    """The learning rate ``optimizer`` steps with now."""
+    return float(optimizer.get_lr())
+
+
+def conv2d_layer(
+    in_channels: int, out_channels: int, kernel_size: int, stride: int = 1, padding: int = 0
+) -> nn.Conv2D:
+    """A 2-D convolution layer over NCHW inputs (weight ``[out, in, k, k]`` on both frameworks)."""
+    return nn.Conv2D(in_channels, out_channels, kernel_size, stride=stride, padding=padding)
+
+
+def max_pool2d_layer(kernel_size: int) -> nn.MaxPool2D:
+    """A 2-D max-pooling layer over NCHW inputs, its stride the kernel size."""
+    return nn.MaxPool2D(kernel_size)
+
+
+def adam_clipping_each(
+    parameters: Iterable[paddle.Tensor], lr: float, max_norm: float
+) -> paddle.optimizer.Adam:
+    """An Adam optimizer that, before each step, scales every parameter's gradient down to
+    L2 norm ``max_norm`` when it is longer (each tensor by its own norm, not the global one)."""
+    return paddle.optimizer.Adam(
+        learning_rate=lr, parameters=list(parameters), grad_clip=nn.ClipGradByNorm(max_norm)
+    )
+
+
+def rmsprop(
+    parameters: Iterable[paddle.Tensor],
+    lr: float,
+    rho: float,
+    epsilon: float,
+    max_grad_norm: float | None = None,
+) -> paddle.optimizer.RMSProp:
+    """RMSProp as paddle defines it: ``r = rho·r + (1 - rho)·g²``, ``w -= lr·g / sqrt(r + epsilon)``
+    (epsilon inside the root), the gradients first scaled to global L2 norm ``max_grad_norm``
+    when longer (None: not clipped)."""
+    return paddle.optimizer.RMSProp(
+        learning_rate=lr,
+        rho=rho,
+        epsilon=epsilon,
+        parameters=list(parameters),
+        grad_clip=nn.ClipGradByGlobalNorm(max_grad_norm) if max_grad_norm else None,
+    )
+
+
+def cumsum(x: paddle.Tensor, axis: int) -> paddle.Tensor:
+    """The running sum along ``axis``."""
+    return paddle.cumsum(x, axis=axis)
+
+
+def get_rng_state() -> Any:
+    """The state of the framework's default (CPU) generator, which ``randn_like`` and the
+    other draws use on the CPU; :func:`set_rng_state` puts it back."""
+    return paddle.get_rng_state()
+
+
+def set_rng_state(state: Any) -> None:
+    """Put the framework's default (CPU) generator at ``state`` (from :func:`get_rng_state`)."""
+    paddle.set_rng_state(state)
+
+
+def seed_rng(seed: int) -> None:
+    """Seed the framework's default generator with ``seed``."""
+    paddle.seed(seed)
+
+
+def gru_cell_step(cell: nn.GRUCell, x: paddle.Tensor, hidden: paddle.Tensor) -> paddle.Tensor:
+    """The next hidden state ``[N, hidden]`` of the framework's ``GRUCell`` (``nn.GRUCell``,
+    the same gates and weight layout on both) from inputs ``[N, in]`` and states ``[N, hidden]``."""
+    return cell(x, hidden)[0]
+
+
+__all__ += [
+    "adam_clipping_each",
+    "conv2d_layer",
+    "cumsum",
+    "get_lr",
+    "get_rng_state",
+    "gru_cell_step",
+    "max_pool2d_layer",
+    "rmsprop",
+    "seed_rng",
+    "set_lr",
+    "set_rng_state",
+]

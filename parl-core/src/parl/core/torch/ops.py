@@ -287,3 +287,141 @@ def move_algorithm(algorithm: Any, device: Any) -> torch.device:
                     if isinstance(slot, torch.Tensor) and not (key == "step" and slot.ndim == 0):
                         slots[key] = slot.to(target)
     return target
+
+
+# -- ops added for the impala-marl family ----------------------------------------------------
+
+
+def set_lr(optimizer: torch.optim.Optimizer, lr: float) -> None:
+    """Set the learning rate of ``optimizer`` for its next steps."""
+    for group in optimizer.param_groups:
+        group["lr"] = float(lr)
+
+
+def get_lr(optimizer: torch.optim.Optimizer) -> float:
+    """The learning rate ``optimizer`` steps with now."""
+    return float(optimizer.param_groups[0]["lr"])
+
+
+def conv2d_layer(
+    in_channels: int, out_channels: int, kernel_size: int, stride: int = 1, padding: int = 0
+) -> nn.Conv2d:
+    """A 2-D convolution layer over NCHW inputs (weight ``[out, in, k, k]`` on both frameworks)."""
+    return nn.Conv2d(in_channels, out_channels, kernel_size, stride=stride, padding=padding)
+
+
+def max_pool2d_layer(kernel_size: int) -> nn.MaxPool2d:
+    """A 2-D max-pooling layer over NCHW inputs, its stride the kernel size."""
+    return nn.MaxPool2d(kernel_size)
+
+
+def adam_clipping_each(
+    parameters: Iterable[torch.Tensor], lr: float, max_norm: float
+) -> torch.optim.Adam:
+    """An Adam optimizer that, before each step, scales every parameter's gradient down to
+    L2 norm ``max_norm`` when it is longer (each tensor by its own norm, not the global one)."""
+    optimizer = torch.optim.Adam(list(parameters), lr=lr)
+
+    def clip_each(optimizer: torch.optim.Optimizer, *_: Any) -> None:
+        with torch.no_grad():
+            for group in optimizer.param_groups:
+                for parameter in group["params"]:
+                    if parameter.grad is not None:
+                        norm = torch.linalg.vector_norm(parameter.grad)
+                        parameter.grad.mul_(max_norm / norm.clamp(min=max_norm))
+
+    optimizer.register_step_pre_hook(clip_each)
+    return optimizer
+
+
+class _PaddleRMSProp(torch.optim.Optimizer):
+    """paddle's RMSProp (no momentum, not centred): epsilon inside the square root."""
+
+    def __init__(self, parameters: list[torch.Tensor], lr: float, rho: float, epsilon: float):
+        super().__init__(parameters, {"lr": lr, "rho": rho, "epsilon": epsilon})
+
+    @torch.no_grad()
+    def step(self, closure: Any = None) -> None:  # type: ignore[override]
+        for group in self.param_groups:
+            for parameter in group["params"]:
+                if parameter.grad is None:
+                    continue
+                state = self.state[parameter]
+                if "mean_square" not in state:
+                    state["mean_square"] = torch.zeros_like(parameter)
+                mean_square = state["mean_square"]
+                grad, rho = parameter.grad, group["rho"]
+                mean_square.mul_(rho).addcmul_(grad, grad, value=1.0 - rho)
+                parameter.addcdiv_(
+                    grad, (mean_square + group["epsilon"]).sqrt(), value=-group["lr"]
+                )
+
+
+def rmsprop(
+    parameters: Iterable[torch.Tensor],
+    lr: float,
+    rho: float,
+    epsilon: float,
+    max_grad_norm: float | None = None,
+) -> torch.optim.Optimizer:
+    """RMSProp as paddle defines it: ``r = rho·r + (1 - rho)·g²``, ``w -= lr·g / sqrt(r + epsilon)``
+    (epsilon inside the root), the gradients first scaled to global L2 norm ``max_grad_norm``
+    when longer (None: not clipped)."""
+    optimizer = _PaddleRMSProp(list(parameters), lr, rho, epsilon)
+    if max_grad_norm:
+
+        def clip_global(optimizer: torch.optim.Optimizer, *_: Any) -> None:
+            grads = [
+                p.grad for g in optimizer.param_groups for p in g["params"] if p.grad is not None
+            ]
+            norm = torch.linalg.vector_norm(
+                torch.stack([torch.linalg.vector_norm(g) for g in grads])
+            )
+            scale = max_grad_norm / norm.clamp(min=max_grad_norm)
+            for grad in grads:
+                grad.mul_(scale)
+
+        optimizer.register_step_pre_hook(clip_global)
+    return optimizer
+
+
+def cumsum(x: torch.Tensor, axis: int) -> torch.Tensor:
+    """The running sum along ``axis``."""
+    return torch.cumsum(x, dim=axis)
+
+
+def get_rng_state() -> Any:
+    """The state of the framework's default (CPU) generator, which ``randn_like`` and the
+    other draws use on the CPU; :func:`set_rng_state` puts it back."""
+    return torch.get_rng_state()
+
+
+def set_rng_state(state: Any) -> None:
+    """Put the framework's default (CPU) generator at ``state`` (from :func:`get_rng_state`)."""
+    torch.set_rng_state(state)
+
+
+def seed_rng(seed: int) -> None:
+    """Seed the framework's default generator with ``seed``."""
+    torch.manual_seed(seed)
+
+
+def gru_cell_step(cell: nn.GRUCell, x: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
+    """The next hidden state ``[N, hidden]`` of the framework's ``GRUCell`` (``nn.GRUCell``,
+    the same gates and weight layout on both) from inputs ``[N, in]`` and states ``[N, hidden]``."""
+    return cell(x, hidden)
+
+
+__all__ += [
+    "adam_clipping_each",
+    "conv2d_layer",
+    "cumsum",
+    "get_lr",
+    "get_rng_state",
+    "gru_cell_step",
+    "max_pool2d_layer",
+    "rmsprop",
+    "seed_rng",
+    "set_lr",
+    "set_rng_state",
+]

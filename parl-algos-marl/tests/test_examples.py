@@ -1,0 +1,31 @@
+"""The multi-agent examples on torch with tiny budgets (the nox examples session runs them on
+paddle)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+TINY = ["--total-steps", "300", "--eval-every", "150", "--eval-episodes", "2", "--quiet"]
+OPTIONS = {
+    "MADDPG": ["--batch-size", "32", "--min-memory-size", "64", "--learn-every", "10"],
+    "QMIX": ["--batch-episodes", "4"],
+}
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("algo", sorted(OPTIONS))
+def test_example_runs_on_torch(tmp_path, algo) -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("pettingzoo")
+    logdir = tmp_path / "run"
+    command = [sys.executable, str(EXAMPLES / algo / "train.py"), "--backend", "torch"]
+    command += ["--device", "cpu", *TINY, *OPTIONS[algo], "--logdir", str(logdir)]
+    completed = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    assert completed.returncode == 0, completed.stderr[-2_000:]
+    rows = (logdir / "metrics.csv").read_text().splitlines()
+    assert "eval/episodic_return" in {row.split(",")[1] for row in rows[1:]}
