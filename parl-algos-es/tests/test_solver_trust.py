@@ -89,7 +89,10 @@ SOLVER_CASES = {
     "CMA-ES sigma -1": ("cmaes", _scalar("sigma", -1.0), "sigma must be > 0"),
     "CMA-ES sigma 1e400": ("cmaes", _scalar("sigma", 10**400), "outside float64's range"),
     "CMA-ES countiter -7": ("cmaes", _scalar("countiter", -7), "countiter must be >= 0"),
-    "CMA-ES D zero": ("cmaes", _array("sm.D", (1,), 0.0), "sm.D must all be > 0"),
+    "CMA-ES D zero": ("cmaes", _array("sm.D", (1,), 0.0), "sm.D must be > 0 and in ascending"),
+    # found by `nox -s fuzz`: cma keeps its scales sorted and asserts so at the next ask()
+    "CMA-ES D unsorted": ("cmaes", _array("sm.D", (0,), 1e3), "sm.D must be > 0 and in ascending"),
+    "CMA-ES B not orthonormal": ("cmaes", _array("sm.B", (0, 0), 2.0), "sm.B must be orthonormal"),
     "GA population NaN": ("ga", _array("population", (1, 2), np.nan), "'population' holds NaN"),
     "GA population beyond float32": (
         "ga",

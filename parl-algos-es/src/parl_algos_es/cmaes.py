@@ -152,7 +152,8 @@ class CMAES(EvolutionAlgorithm):
 
     def _check_solver(self, arrays: dict[str, np.ndarray], scalars: Scalars) -> None:
         """cma checks none of this: a σ <= 0 collapses the search, a negative iteration count
-        fails an assertion later, a covariance without positive scales gives NaN samples."""
+        or unsorted scales fail an assertion later, a covariance without positive scales or
+        an eigenbasis that is not orthonormal gives NaN or wrongly shaped samples."""
         if not scalars["sigma"] > 0:
             raise ValueError(f"the step size sigma must be > 0, got {scalars['sigma']}")
         for name in _STATE_NUMBERS[1:]:
@@ -164,8 +165,11 @@ class CMAES(EvolutionAlgorithm):
                 f"generation must be >= 0 and asked 0 or 1, got {scalars['generation']} and "
                 f"{scalars['asked']}"
             )
-        if not (arrays["sm.D"] > 0).all():
-            raise ValueError("the covariance's scales sm.D must all be > 0")
+        scales, basis = arrays["sm.D"], arrays["sm.B"]
+        if not (scales > 0).all() or (np.diff(scales) < 0).any():
+            raise ValueError("the covariance's scales sm.D must be > 0 and in ascending order")
+        if not np.allclose(basis @ basis.T, np.eye(len(basis)), atol=1e-6):
+            raise ValueError("the covariance's eigenbasis sm.B must be orthonormal")
         covariance = arrays["sm.C"]
         if not np.allclose(covariance, covariance.T) or not (np.diag(covariance) > 0).all():
             raise ValueError("the covariance sm.C must be symmetric with a positive diagonal")

@@ -74,6 +74,8 @@ MAX_BYTES = 8 * 2**30
 """The default bound on the bytes a loader reads (a million 17-dim MuJoCo steps are ~0.2 GB)."""
 MAX_METADATA_BYTES = 16 * 2**20
 """The bound on a Minari dataset's ``metadata.json`` (spaces, specs and a description: KBs)."""
+# What h5py raises for a damaged file, depending on where the damage is.
+_HDF5_ERRORS = (OSError, RuntimeError, KeyError, ValueError, TypeError)
 GYMNASIUM_ENTRY_POINTS = ("gymnasium.envs.",)
 """The entry points :func:`make_dataset_env` allows by default: gymnasium's own environments."""
 
@@ -306,7 +308,9 @@ def load_d4rl_hdf5(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) 
                 if datasets[key].dtype.kind not in "biuf":
                     raise DatasetError(f"{path}: {key!r} holds {datasets[key].dtype}, not numbers")
             raw = {key: datasets[key][()] for key in present}
-    except OSError as exc:
+    except DatasetError:
+        raise
+    except _HDF5_ERRORS as exc:
         raise DatasetError(
             f"cannot read {path} as HDF5 (truncated or not an HDF5 file: {exc}); build or "
             f"download it again. {_WHERE_TO_GET}"
@@ -402,7 +406,9 @@ def load_minari(
             datasets = checked_datasets(file, str(main), max_bytes)
             for index in range(episodes):
                 _record_minari_episode(recorder, datasets, f"episode_{index}", main)
-    except OSError as exc:
+    except DatasetError:
+        raise
+    except _HDF5_ERRORS as exc:
         raise DatasetError(f"cannot read {main} as HDF5 (truncated or not HDF5: {exc})") from exc
     return check_dataset(recorder.to_dict(), str(data))
 
