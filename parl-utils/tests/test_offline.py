@@ -388,3 +388,13 @@ def test_nan_terminals_are_refused(tmp_path: Path) -> None:
     data["terminals"] = np.array([0.0, np.nan, 1.0, 0.0, 0.0, 1.0])
     with pytest.raises(DatasetError, match="'terminals' must hold only 0 and 1"):
         check_dataset(data)
+
+
+def test_hdf5_damaged_inside_its_metadata_is_a_dataset_error(pendulum, tmp_path: Path) -> None:
+    # Found by `nox -s fuzz`: one byte inserted into the group's metadata made h5py raise
+    # RuntimeError ("addr overflow") from the walk over the file's links.
+    data = save_d4rl_hdf5(pendulum, tmp_path / "good.hdf5").read_bytes()
+    path = tmp_path / "damaged.hdf5"
+    path.write_bytes(data[:115] + b"\0" + data[115:])
+    with pytest.raises(DatasetError, match="cannot read .* as HDF5"):
+        load_d4rl_hdf5(path)
