@@ -912,6 +912,7 @@ class Master:
             "bad_messages": self.bad_messages,
             "internal_errors": self.internal_errors,
             "refused_connections": self.watch.refused,
+            "handshakes_hung_up": self.watch.hung_up,
             "idle_connections_hung_up": self.watch.doorman.hung_up if self.watch.doorman else 0,
             "refused_requests": self.refused_requests,
             "monitor_url": None,
