@@ -40,7 +40,7 @@ def check_moments(mean: ArrayLike, var: ArrayLike, count: float) -> None:
             f"{np.abs(mean).max():.3g}; observations are float32"
         )
     if (var < 0).any() or (var > _MAX_VAR).any():
-        raise ValueError(f"moments var must be in [0, {_MAX_VAR:.3g}], got {var}")
+        raise ValueError(f"moments var must be >= 0 and at most {_MAX_VAR:.3g}, got {var}")
 
 
 @dataclass(frozen=True)
