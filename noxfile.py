@@ -3,8 +3,9 @@
 Default sessions (what CI runs): ``lint``, ``typecheck``, ``tests`` (no torch), ``torch`` (the
 torch backend's tests, with torch's CPU build), ``browser``, ``packaging`` (the wheelhouse,
 checked, and every install line of the docs installed from it), ``plugin``, ``examples``,
-``docs``. Opt-in: ``bench`` (``nox -s bench -- <ALGO> <ENV>``), ``ray_examples``,
-``wheelhouse`` (the checked wheels and sdists in ``dist/``: what ``.ci/release.yml`` publishes).
+``docs``. Opt-in: ``bench`` (``nox -s bench -- <ALGO> <ENV>``), ``ray_examples``, ``fuzz``
+(damaged files at every loader), ``wheelhouse`` (the checked wheels and sdists in ``dist/``:
+what ``.ci/release.yml`` publishes).
 """
 
 from __future__ import annotations
@@ -60,6 +61,8 @@ PACKAGES = [
 ]
 EDITABLE = ["-e", "./parl-core[paddle,testing]", *[x for p in PACKAGES[1:] for x in ("-e", p)]]
 PLUGIN_TEMPLATE = ROOT / "examples" / "third_party_plugin"
+# Property tests (random states over their state space) and the fuzz session.
+HYPOTHESIS = "hypothesis>=6.100"
 SCRIPTS = ROOT / "parl-core" / "tests" / "packaging"
 CI = ROOT / ".ci"
 PADDLE_BUILDS = ["paddlepaddle", "paddlepaddle-gpu"]
@@ -81,6 +84,7 @@ def tests(session: nox.Session) -> None:
         "pytest>=8",
         "pytest-xdist>=3.5",
         "tensorboardX>=2.6",
+        HYPOTHESIS,
         "-e",
         "./parl-utils[atari,mlflow,multiagent,offline,plot,wandb]",
         "-e",
@@ -121,7 +125,7 @@ def torch(session: nox.Session) -> None:
     contract suites on torch, the paddle-vs-torch comparisons), with torch's CPU build next to
     paddle, then the ``>>>`` examples of the torch modules (``nox -s docs`` has no torch). Fails
     if any test is skipped, so that a missing torch cannot pass for success."""
-    install_workspace(session, "pytest>=8", "sybil>=9")
+    install_workspace(session, "pytest>=8", "sybil>=9", HYPOTHESIS)
     cpu = ["--find-links", str(LOCAL_WHEELS)] if LOCAL_WHEELS.is_dir() else []
     session.install(*(cpu or ["--torch-backend", "cpu"]), TORCH)
     report = Path(session.create_tmp()) / "torch-junit.xml"
@@ -517,3 +521,21 @@ def bench(session: nox.Session) -> None:
     utils = "./parl-utils[atari,multiagent,offline,plot]"
     install_workspace(session, "-e", utils, "-e", "./parl-algos-ac[mujoco]")
     session.run("python", "-m", "benchmarks.run", *session.posargs, env={"PYTHONHASHSEED": "0"})
+
+
+FUZZ_TIMEOUT_S = 1200
+
+
+@nox.session(default=False)
+def fuzz(session: nox.Session) -> None:
+    """Throw hypothesis-damaged files at every loader (``fuzz/``): checkpoints and weights of
+    both backends, PARL 2.x pickles, ES solver files, noise-table segments, replay memories,
+    D4RL HDF5 and Minari datasets, benchmark results. ``PARL_FUZZ_EXAMPLES`` files per loader
+    (100 by default); the run is stopped after 20 minutes, which fails the session."""
+    install_workspace(session, "pytest>=8", HYPOTHESIS, "-e", "./parl-utils[offline,plot]")
+    local = ["--find-links", str(LOCAL_WHEELS)] if LOCAL_WHEELS.is_dir() else []
+    session.install(*local, TORCH)
+    session.run(
+        "timeout", str(FUZZ_TIMEOUT_S), "pytest", "-p", "no:cacheprovider", "--durations=0",
+        "fuzz", *session.posargs, external=True, env={"PYTHONHASHSEED": "0"},
+    )  # fmt: skip

@@ -11,7 +11,9 @@ grant is claimed by the simulated worker that owns the job, as a job's INIT make
 
 Measured, in order: every worker registers; the master idle (its CPU, heartbeat answer times,
 ``status`` and the overview that ``xparl status`` prints); the cluster filling to ``--actors``
-(grant times, actors per second, master CPU); the cluster full (the same as idle). The master's
+(grant times, actors per second, master CPU); the cluster full (the same as idle); with
+``--drop N``, N workers' connections closed at once and the seconds until the master counts
+them all lost. The master's
 lag (how old the heartbeats it reads are) and lost workers are polled throughout. Results go to
 ``benchmarks/remote/results_cluster/<workers>x<cpus>.json`` and the table of every such run to
 ``benchmarks/remote/results_cluster.md``.
@@ -241,6 +243,26 @@ def answers_in(answers: list[tuple[float, float]], window: list[float]) -> dict[
 
 
 # ---------------------------------------------------------------------- the run
+def drop_workers(n: int, pipe: Connection, address: str, security: Security) -> dict[str, Any]:
+    """Close ``n`` simulated workers' connections at once, as their processes' deaths would;
+    return the seconds until the master counts every one of them lost (polled every 50 ms)."""
+    before = query(address, P.STATUS, {"limit": 0}, 30.0, security)["counts"]["lost_workers"]
+    pipe.send(("drop", n))
+    dropped = len(pipe.recv())
+    started = time.monotonic()
+    lost, status = before, {}
+    while time.monotonic() - started < 120.0 and lost < before + dropped:
+        status = query(address, P.STATUS, {"limit": 0}, 30.0, security)
+        lost = status["counts"]["lost_workers"]
+        time.sleep(0.05)
+    return {
+        "dropped": dropped,
+        "all_lost_s": round(time.monotonic() - started, 2) if lost >= before + dropped else None,
+        "beat_every_s": status.get("beat_every_s"),
+        "heartbeat_timeout_s": Timeouts().heartbeat_timeout,
+    }
+
+
 def simulate(args: argparse.Namespace) -> dict[str, Any]:
     raise_fd_limit()
     RESULTS.mkdir(exist_ok=True)
@@ -309,6 +331,8 @@ def simulate(args: argparse.Namespace) -> dict[str, Any]:
         result["filling"]["master_cpu_s"] = round(cpu.user + cpu.system, 1)
         time.sleep(2 * Timeouts().heartbeat_interval)
         result["full"] = measure_phase("full", args.seconds, watch, cluster.address, security)
+        if args.drop:
+            result["dropping"] = drop_workers(args.drop, pipes[0], cluster.address, security)
         status = query(cluster.address, P.STATUS, {"limit": 0}, 30.0, security)
         result["final"] = {
             "actors": status["counts"]["actors"],
@@ -394,6 +418,23 @@ def write_table() -> None:
             f"{r.get('lag_s_max')} s | {r.get('lost_workers_max')} | "
             f"{r.get('load_1m_at_start')} -> {r.get('load_1m_at_end')} | `{r['commit']}` |"
         )
+    dropping = [r for r in runs if r.get("dropping")]
+    if dropping:
+        lines += [
+            "",
+            "Dead workers: `--drop N` closes N simulated workers' connections at once, as "
+            "their processes' deaths would, once the cluster is full; the master counts a "
+            "worker lost when its connection closes, not after the heartbeat silence.",
+            "",
+            "| workers x CPUs | dropped | all counted lost after | heartbeat pace | commit |",
+            "|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {r['workers']:,} x {r['cpus_per_worker']} | {r['dropping']['dropped']} | "
+            f"{r['dropping']['all_lost_s']} s | {r['dropping']['beat_every_s']} s | "
+            f"`{r['commit']}` |"
+            for r in dropping
+        ]
     lines += ["", "Runs (command, machine):", ""]
     lines += [f"- `{r['command']}` on {r['machine']}" for r in runs]
     profiles = sorted(RESULTS.glob("profile_*.txt"))
@@ -415,6 +456,9 @@ def main() -> None:
         "--nice", type=int, default=19, help="niceness of the simulator processes (0: none)"
     )
     parser.add_argument("--register-timeout", type=float, default=300.0)
+    parser.add_argument(
+        "--drop", type=int, default=0, help="workers whose connections close at the end"
+    )
     parser.add_argument("--profile", action="store_true", help="cProfile the master")
     parser.add_argument("--no-save", action="store_true", help="print, do not write results")
     args = parser.parse_args()

@@ -144,6 +144,9 @@ def test_normalize_floors_the_std_and_starts_as_identity():
         ([0.0, 0.0], [1.0, -1.0], 3.0, "var must be >= 0"),
         ([0.0, 0.0], [1.0, 1.0], -1.0, "count must be a finite number >= 0"),
         ([0.0], [1.0], 3.0, r"shape \(1,\) cannot merge into statistics of shape \(2,\)"),
+        # beyond what float32 observations can have: merged, 1e308 became inf and NaN
+        ([1e308, 0.0], [1.0, 1.0], 3.0, "mean must lie within float32's range"),
+        ([0.0, 0.0], [1.0, 1e300], 3.0, "var must be >= 0 and at most"),
     ],
 )
 def test_bad_moments_are_refused_and_change_nothing(mean, var, count, match):

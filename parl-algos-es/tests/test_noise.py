@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import signal
 import stat
 import subprocess
 import sys
@@ -130,24 +131,122 @@ def test_a_large_table_is_created_once_per_machine_and_cleaned_up():
         creator.wait(timeout=60)
 
 
-@pytest.mark.parametrize("damage", ["numbers", "never ready", "other size"])
-def test_a_damaged_segment_is_not_used(monkeypatch, damage):
+def _plant_segment(size: int, seed: int, numbers: np.ndarray, *, ready: bool = True) -> Path:
+    """Write a complete-looking segment (header and numbers) under the table's name, as any
+    process of this user could."""
+    path = Path("/dev/shm") / noise._segment_name(size, seed)
+    header = noise._HEADER.pack(noise._MAGIC, size, seed, int(ready)).ljust(noise._OFFSET, b"\0")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(header + numbers.astype(np.float32).tobytes())
+    return path
+
+
+@pytest.mark.parametrize("damage", ["one number", "NaN table", "never ready", "other size"])
+def test_a_damaged_or_planted_segment_is_not_used(monkeypatch, damage):
     size, seed = MACHINE_SHARE_MIN, _unique_seed()
     monkeypatch.setattr(noise, "ATTACH_TIMEOUT_S", 0.2)
-    made = noise._create_segment(size, seed)
-    assert made is not None
-    numbers, segment = made
+    numbers = SharedNoiseTable(size, seed).noise.copy()
+    if damage == "one number":
+        numbers[123] += 1.0
+    elif damage == "NaN table":  # a digest of these numbers would match them
+        numbers[:] = np.nan
+    elif damage == "other size":
+        numbers = numbers[:-1]
+    path = _plant_segment(size, seed, numbers, ready=damage != "never ready")
     try:
-        if damage == "numbers":
-            numbers[123] += 1.0
-        elif damage == "never ready":
-            segment.buf[noise._HEADER.size - 1] = 0
-        else:
-            segment.buf[8:16] = (size + 1).to_bytes(8, "little")
         table = SharedNoiseTable(size, seed, machine=True)
         assert table.segment is None, "a damaged segment was used"
         np.testing.assert_array_equal(table.noise, SharedNoiseTable(size, seed).noise)
     finally:
-        del made, numbers
-        segment.close()
-        segment.unlink()
+        path.unlink()
+
+
+# Builds the machine's table in a child, so that a blocking open fails the test by its
+# timeout instead of hanging pytest.
+BUILD = (
+    "import sys; from parl_algos_es import SharedNoiseTable; "
+    "t = SharedNoiseTable(int(sys.argv[1]), int(sys.argv[2]), machine=True); "
+    "print(t.segment or 'private', float(t.noise[:1000].sum()), flush=True)"
+)
+
+
+def _squat(path: Path, kind: str, tmp_path: Path) -> None:
+    """What another account can put under a predictable name in /dev/shm (made here as root
+    and handed to uid 65534, nobody, where the kind has an owner)."""
+    if kind == "fifo":
+        os.mkfifo(path, 0o666)
+    elif kind == "directory":
+        path.mkdir(mode=0o777)
+    elif kind == "symlink":
+        (tmp_path / "target").write_bytes(b"\0" * 64)
+        path.symlink_to(tmp_path / "target")
+        return
+    else:  # another account's complete table: the right numbers, but not this user's
+        size, seed = (int(part) for part in path.name.split("_")[-1:-3:-1])
+        path.unlink(missing_ok=True)
+        _plant_segment(size, seed, SharedNoiseTable(size, seed).noise)
+    os.chown(path, 65534, 65534, follow_symlinks=False)
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="handing a file to another account needs root")
+@pytest.mark.parametrize("kind", ["fifo", "directory", "symlink", "another account's table"])
+def test_another_accounts_squat_neither_hangs_nor_is_used(kind, tmp_path):
+    size, seed = MACHINE_SHARE_MIN + 5, _unique_seed()
+    path = Path("/dev/shm") / noise._segment_name(size, seed)
+    _squat(path, kind, tmp_path)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", BUILD, str(size), str(seed)],
+            capture_output=True, text=True, timeout=120, check=True,
+        )  # fmt: skip
+        segment, total = done.stdout.split()
+        assert segment == "private"
+        assert float(total) == float(SharedNoiseTable(size, seed).noise[:1000].sum())
+    finally:
+        if path.is_dir() and not path.is_symlink():
+            path.rmdir()
+        else:
+            path.unlink(missing_ok=True)
+
+
+# An xparl job server in small: a resource tracker runs before its jobs are forked from it,
+# and a job ends with os._exit; the server lives on. The job's table must not outlive the job.
+JOB = """
+import os, sys
+from multiprocessing import resource_tracker
+resource_tracker.ensure_running()
+size, seed, ending = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+pid = os.fork()
+if pid == 0:
+    from parl_algos_es import shared_noise_table
+    print(shared_noise_table(size, seed).segment, flush=True)
+    if ending == "os._exit":
+        os._exit(0)
+    sys.stdin.readline()
+os.waitpid(pid, 0)
+print("the job ended", flush=True)
+sys.stdin.readline()
+"""
+
+
+@pytest.mark.parametrize("ending", ["os._exit", "SIGKILL of its process group"])
+def test_the_segment_is_unlinked_however_its_creator_ends(ending):
+    size, seed = MACHINE_SHARE_MIN + 7, _unique_seed()
+    server = subprocess.Popen(
+        [sys.executable, "-c", JOB, str(size), str(seed), ending],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    try:
+        name = server.stdout.readline().strip()
+        assert name.startswith("parl_es_noise_"), name
+        segment = Path("/dev/shm") / name
+        if ending == "os._exit":
+            assert server.stdout.readline().strip() == "the job ended"
+        else:
+            assert segment.exists()
+            os.killpg(server.pid, signal.SIGKILL)
+        wait_for(lambda: not segment.exists(), 10, f"{name} to be unlinked after {ending}")
+    finally:
+        server.kill()
+        server.wait(timeout=60)

@@ -316,6 +316,28 @@ RNG_CORRUPTIONS = {
         lambda a, m: _set(m, "agent.state.rng.state.bit_generator", "SFC64"),
         "is a 'SFC64' state, not a PCG64 state",
     ),
+    # Well-formed but dead states: each outputs only zeros, and a rejection sampler (normal,
+    # integers) on it spins in C for ever.
+    "numpy key all zeros": (
+        lambda a, m: a.update({"rng/numpy": np.zeros(624, np.uint32)}),
+        "all-zero Mersenne Twister state",
+    ),
+    "numpy key zero but for the 31 bits the state drops": (
+        lambda a, m: a.update({"rng/numpy": np.array([2**31 - 1] + [0] * 623, np.uint32)}),
+        "all-zero Mersenne Twister state",
+    ),
+    "python words all zeros": (
+        lambda a, m: m["rng"]["python"].__setitem__(1, [0] * 624 + [624]),
+        "Python random state is the all-zero Mersenne Twister state",
+    ),
+    "paddle engine all zeros": (
+        _paddle_field(3, " ".join(["0"] * 312 + ["312"])),
+        "engine is the all-zero Mersenne Twister state",
+    ),
+    "agent PCG64 state and increment zero": (
+        lambda a, m: _set(m, "agent.state.rng.state.state", {"state": 0, "inc": 0}),
+        "has an even PCG increment",
+    ),
 }
 
 

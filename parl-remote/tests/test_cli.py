@@ -198,3 +198,32 @@ def test_a_process_that_dies_at_start_says_why(monkeypatch) -> None:
     monkeypatch.setenv("XPARL_PYTHON", shlex.join(dies))  # as a master that cannot write
     result = xparl("start", "--port", str(free_port()), "--no-monitor", check=False)
     _one_clear_line(result, "the master", "exited with code 1", cause)
+
+
+def test_a_joining_worker_keeps_asking_until_the_master_answers(tmp_path, monkeypatch) -> None:
+    # A master busy with a burst of registrations answers after more than connect_timeout;
+    # here the master is not even started when the worker first asks.
+    port = free_port()
+    secret = tmp_path / "secret"
+    secret.write_text("k" * 64)
+    secret.chmod(0o600)
+    monkeypatch.setenv("XPARL_CONNECT_TIMEOUT", "1")
+    monkeypatch.setenv("XPARL_REGISTER_TIMEOUT", "60")
+    address = f"127.0.0.1:{port}"
+    join = subprocess.Popen(
+        [sys.executable, "-m", "parl.remote.cli", "connect", "--address", address,
+         "--cpu_num", "1", "--secret-file", str(secret)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ),
+    )  # fmt: skip
+    log = writable_data_home() / "connected" / f"127.0.0.1_{port}" / "workers.log"
+    try:
+        wait_for(lambda: log.is_file() and "asking again" in log.read_text(), 30, "a retry")
+        xparl("start", "--port", str(port), "--cpu_num", "0", "--secret-file", str(secret))
+        out, err = join.communicate(timeout=90)
+        assert join.returncode == 0 and "added 1 CPUs" in out, err
+        (status,) = json.loads(xparl("status", "--address", address, "--json").stdout)
+        assert status["cluster"]["cpus_total"] == 1
+    finally:
+        join.kill()
+        join.wait(timeout=60)
+        xparl("stop", "--port", str(port), check=False)

@@ -206,6 +206,27 @@ def test_a_killed_workers_cpus_are_not_handed_out(start_cluster) -> None:
         _Echo()
 
 
+def test_a_dead_workers_closed_connection_takes_it_off_the_books(start_cluster, monkeypatch):
+    """At 5,000 workers the heartbeat pace is 12.5 s and a dead worker was granted jobs for up
+    to 37.5 s. The master sees its connection close instead: with a heartbeat timeout of a
+    minute here, nothing else could leave the victim out within the 20 s waited for."""
+    monkeypatch.setenv("XPARL_HEARTBEAT_TIMEOUT", "60")
+    cluster = start_cluster(2)
+    survivor = cluster.add_worker(1)
+    victim = cluster.workers[0]
+    cluster.wait_for_jobs(3, 20)
+    os.kill(victim["pid"], signal.SIGKILL)
+    wait_for(lambda: gone([victim["pid"]]), 5, "the victim to die")
+    wait_for(lambda: len(cluster.query()["lost_workers"]) == 1, 20, "the victim to be left out")
+    status = cluster.query()
+    assert status["cpus_total"] == 1 and [w["worker_id"] for w in status["workers"]] == [
+        survivor["worker_id"]
+    ]
+    parl.remote.connect(cluster.address, resource_timeout=5)
+    actor = _Echo()  # granted on the survivor, never on the dead worker
+    assert actor._xparl_channel.job_id[:8] == survivor["worker_id"] and actor.echo(1) == 1
+
+
 def test_a_stopped_actor_becomes_an_error_at_the_caller(connected, shared_cluster) -> None:
     actor = _Echo()
     pid = actor.pid()

@@ -596,3 +596,23 @@ def test_a_client_with_the_secret_refuses_a_master_that_says_insecure(tmp_path) 
         keeper.stop()
         context.term()
     assert seen == [P.HELLO]  # nothing but the hello reached it
+
+
+def test_handshakes_hung_up_are_not_reported_as_refusals(start_cluster) -> None:
+    # Workers that give up waiting on a master busy with a burst of registrations hang up
+    # mid-handshake and redial; `xparl status` called that "refused", which reads as a wrong
+    # secret.
+    cluster = start_cluster(0)
+    host, port = cluster.address.split(":")
+    greeting = b"\xff" + bytes(8) + b"\x7f\x03\x00" + b"CURVE".ljust(20, b"\0") + bytes(32)
+    for _ in range(5):
+        with socket.create_connection((host, int(port))) as peer:
+            peer.sendall(greeting)  # a ZMTP 3.0 greeting, then gone before the handshake
+            peer.recv(64)
+    wait_for(lambda: cluster.query()["handshakes_hung_up"] >= 5, 10, "5 hang-ups counted")
+    assert cluster.query()["refused_connections"] == 0
+    text = subprocess.run(
+        [sys.executable, "-m", "parl.remote.cli", "status", "--address", cluster.address],
+        capture_output=True, text=True, timeout=60, check=True,
+    ).stdout  # fmt: skip
+    assert "5 connection(s) hung up during their handshake" in text and "refused" not in text

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
+from parl.core.errors import DatasetError
 from parl.env import ActionMappingWrapper
 from parl.utils import ReplayMemory, make_vector_env
 from parl.utils.offline import (
@@ -12,9 +17,11 @@ from parl.utils.offline import (
     check_dataset,
     collect,
     concatenate,
+    dataset_env_spec,
     episode_returns,
     load_d4rl_hdf5,
     load_minari,
+    make_dataset_env,
     save_d4rl_hdf5,
 )
 
@@ -194,11 +201,12 @@ def test_hdf5_size_is_bounded_and_missing_file_says_where_to_get_data(pendulum, 
         load_minari(tmp_path / "nowhere")
 
 
-def test_minari_dataset_on_disk_loads(pendulum, tmp_path: Path, monkeypatch) -> None:
+def write_minari(pendulum: dict[str, np.ndarray], root: Path, monkeypatch) -> Path:
+    """A Minari dataset of the first 220 pendulum steps, written by minari itself."""
     import minari  # parl-utils[offline], which the test group installs
     from minari.data_collector.episode_buffer import EpisodeBuffer
 
-    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path))
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(root))
     # Minari stores an episode as T+1 observations: the pendulum's first, timed-out episode,
     # and the first 20 steps of the next one, still running.
     episodes = []
@@ -229,7 +237,11 @@ def test_minari_dataset_on_disk_loads(pendulum, tmp_path: Path, monkeypatch) -> 
         code_permalink="none",
         description="random Pendulum-v1 steps",
     )
-    loaded = load_minari(tmp_path / "parl" / "pendulum" / "random-v0")
+    return root / "parl" / "pendulum" / "random-v0"
+
+
+def test_minari_dataset_on_disk_loads(pendulum, tmp_path: Path, monkeypatch) -> None:
+    loaded = load_minari(write_minari(pendulum, tmp_path, monkeypatch))
     assert len(loaded["rewards"]) == 220
     for key in DATASET_KEYS:
         np.testing.assert_allclose(loaded[key], pendulum[key][:220], rtol=1e-6)
@@ -240,3 +252,149 @@ def test_check_dataset_needs_rows() -> None:
         check_dataset({**parl2_dict(), "observations": np.zeros((0, 3))})
     with pytest.raises(ValueError, match="empty"):
         DatasetRecorder().to_dict()
+
+
+# -- hostile datasets -------------------------------------------------------------------------
+
+
+def _spec_running(command: list[str]) -> str:
+    """An env spec whose entry point runs ``command`` when anything builds it."""
+    spec = {
+        "id": "Probe-v0",
+        "entry_point": "subprocess:run",
+        "kwargs": {"args": command},
+        "additional_wrappers": [],
+    }
+    return json.dumps(spec, separators=(",", ":"))  # no spaces: Minari's own edits skip it
+
+
+def test_a_minari_dataset_never_runs_its_env_spec(pendulum, tmp_path: Path, monkeypatch) -> None:
+    path = write_minari(pendulum, tmp_path, monkeypatch)
+    marker = tmp_path / "ran"
+    metadata_path = path / "data" / "metadata.json"
+    metadata = json.loads(metadata_path.read_text())
+    del metadata["observation_space"], metadata["action_space"]  # Minari then calls gym.make
+    metadata["env_spec"] = _spec_running(["touch", str(marker)])
+    metadata["eval_env_spec"] = _spec_running(["touch", str(marker)]).replace(
+        "subprocess:run", "no_such_module:Env"
+    )
+    metadata_path.write_text(json.dumps(metadata, separators=(",", ":")))
+    assert len(load_minari(path)["rewards"]) == 220
+    spec = dataset_env_spec(path)
+    assert spec["entry_point"] == "subprocess:run"
+    with pytest.raises(DatasetError, match="'subprocess:run' is not on the allow-list"):
+        make_dataset_env(spec)
+    with pytest.raises(DatasetError, match="'no_such_module:Env' is not on the allow-list"):
+        make_dataset_env(dataset_env_spec(path, eval_env=True))
+    assert not marker.exists()
+
+
+def test_a_dataset_env_spec_on_the_allow_list_builds(pendulum, tmp_path, monkeypatch) -> None:
+    path = write_minari(pendulum, tmp_path, monkeypatch)
+    env = make_dataset_env(dataset_env_spec(path, eval_env=True))
+    assert env.spec.id == "Pendulum-v1" and env.observation_space.shape == (3,)
+    env.close()
+
+
+def _d4rl_with(path: Path, pendulum, key: str, make) -> Path:
+    """A D4RL file whose ``key`` is made by ``make(file, key, array)``, the others plain."""
+    with h5py.File(path, "w") as file:
+        for name in DATASET_KEYS:
+            if name == key:
+                make(file, name, pendulum[name])
+            else:
+                file.create_dataset(name, data=pendulum[name])
+    return path
+
+
+def test_hdf5_external_storage_is_refused(pendulum, tmp_path: Path) -> None:
+    secret = tmp_path / "secret"  # another file the loader could be made to read
+    secret.write_bytes(np.arange(250, dtype=np.float32).tobytes())
+    secret.chmod(0o600)
+    path = _d4rl_with(
+        tmp_path / "external.hdf5",
+        pendulum,
+        "rewards",
+        lambda f, k, a: f.create_dataset(k, (250,), "f4", external=[(str(secret), 0, 1000)]),
+    )
+    with pytest.raises(DatasetError, match="'rewards' keeps its bytes in external files"):
+        load_d4rl_hdf5(path)
+
+
+def test_hdf5_virtual_dataset_is_refused(pendulum, tmp_path: Path) -> None:
+    other = save_d4rl_hdf5(pendulum, tmp_path / "other.hdf5")
+
+    def virtual(file, key, array) -> None:
+        layout = h5py.VirtualLayout(shape=array.shape, dtype=array.dtype)
+        layout[:] = h5py.VirtualSource(str(other), key, shape=array.shape)
+        file.create_virtual_dataset(key, layout)
+
+    path = _d4rl_with(tmp_path / "virtual.hdf5", pendulum, "observations", virtual)
+    with pytest.raises(DatasetError, match="'observations' is a virtual dataset"):
+        load_d4rl_hdf5(path)
+
+
+LOAD_IN_A_CHILD = (
+    "import sys; from parl.utils.offline import load_d4rl_hdf5\n"
+    "try:\n    load_d4rl_hdf5(sys.argv[1])\nexcept ValueError as exc:\n    print(exc)\n"
+)
+
+
+def test_hdf5_external_storage_in_a_fifo_does_not_block(pendulum, tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    path = _d4rl_with(
+        tmp_path / "fifo.hdf5",
+        pendulum,
+        "rewards",
+        lambda f, k, a: f.create_dataset(k, (250,), "f4", external=[(str(fifo), 0, 1000)]),
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", LOAD_IN_A_CHILD, str(path)],
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    assert "keeps its bytes in external files" in done.stdout
+
+
+def test_hdf5_soft_link_is_refused(pendulum, tmp_path: Path) -> None:
+    path = _d4rl_with(
+        tmp_path / "soft.hdf5",
+        pendulum,
+        "next_observations",
+        lambda f, k, a: f.__setitem__(k, h5py.SoftLink("/observations")),
+    )
+    with pytest.raises(DatasetError, match="'next_observations' is a SoftLink"):
+        load_d4rl_hdf5(path)
+
+
+def test_declared_size_is_checked_against_stored_bytes_before_reading(tmp_path) -> None:
+    path = tmp_path / "sparse.hdf5"
+    with h5py.File(path, "w") as file:  # 1 GiB declared, no chunk ever written
+        file.create_dataset("observations", (2**26, 4), "f4", chunks=(1024, 4))
+        for key in ("actions", "next_observations"):
+            file.create_dataset(key, (2**26, 4), "f4", chunks=(1024, 4))
+        for key in ("rewards", "terminals"):
+            file.create_dataset(key, (2**26,), "f4", chunks=(1024,))
+    assert path.stat().st_size < 16 * 1024
+    with pytest.raises(
+        DatasetError,
+        match=r"'\w+' declares \d+ bytes but stores 0: its chunks were never written",
+    ):
+        load_d4rl_hdf5(path)
+
+
+def test_nan_terminals_are_refused(tmp_path: Path) -> None:
+    data = parl2_dict()
+    data["terminals"] = np.array([0.0, np.nan, 1.0, 0.0, 0.0, 1.0])
+    with pytest.raises(DatasetError, match="'terminals' must hold only 0 and 1"):
+        check_dataset(data)
+
+
+def test_hdf5_damaged_inside_its_metadata_is_a_dataset_error(pendulum, tmp_path: Path) -> None:
+    # Found by `nox -s fuzz`: one byte inserted into the group's metadata made h5py raise
+    # RuntimeError ("addr overflow") from the walk over the file's links.
+    data = save_d4rl_hdf5(pendulum, tmp_path / "good.hdf5").read_bytes()
+    path = tmp_path / "damaged.hdf5"
+    path.write_bytes(data[:115] + b"\0" + data[115:])
+    with pytest.raises(DatasetError, match="cannot read .* as HDF5"):
+        load_d4rl_hdf5(path)

@@ -340,3 +340,24 @@ def test_sample_tensor_batches_refuses_bad_sizes() -> None:
         filled().sample_tensor_batches(4, 0)
     with pytest.raises(ValueError, match="empty"):
         ReplayMemory(4, 2, 0).sample_tensor_batches(4, 2)
+
+
+def _with_compression_method(data: bytes, method: int) -> bytes:
+    """A zip archive's bytes with every entry's compression method set to ``method``."""
+    patched = bytearray(data)
+    for signature, offset in ((b"PK\x03\x04", 8), (b"PK\x01\x02", 10)):
+        start = patched.find(signature)
+        while start != -1:
+            patched[start + offset : start + offset + 2] = method.to_bytes(2, "little")
+            start = patched.find(signature, start + 4)
+    return bytes(patched)
+
+
+def test_load_of_an_unknown_compression_is_a_value_error(tmp_path: Path) -> None:
+    filled().save(tmp_path / "rpm.npz")
+    path = tmp_path / "rpm.npz"
+    path.write_bytes(_with_compression_method(path.read_bytes(), 99))  # 99: AES, unsupported
+    rpm = filled(count=2)
+    with pytest.raises(ValueError, match="plain or deflated entries"):
+        rpm.load(path)
+    assert len(rpm) == 2

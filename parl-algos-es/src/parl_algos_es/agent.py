@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike
 
 from parl_algos_es.base import EvolutionAlgorithm
 from parl_algos_es.flat import FlatParameters
-from parl_algos_es.obs_stats import ObservationMoments, ObservationStats
+from parl_algos_es.obs_stats import ObservationMoments, ObservationStats, check_moments
 from parl_algos_es.records import SamplingRecord
 
 __all__ = ["SOLVER_FORMAT", "ESAgent"]
@@ -245,6 +245,18 @@ class ESAgent(Agent):
             raise ValueError(f"{name} must be finite{' and >= 0' if count else ''}, got {value!r}")
         return array
 
+    def check_checkpoint_state(self, values: dict[str, Any]) -> None:
+        """Check the saved statistics together before a checkpoint sets any of them.
+
+        Raises:
+            ValueError: one does not fit, or they are not statistics of float32 observations.
+        """
+        mean = self._checked_moment("obs_mean", values["obs_mean"])
+        var = self._checked_moment("obs_var", values["obs_var"])
+        count = float(self._checked_moment("obs_count", values["obs_count"], count=True))
+        if self.obs_stats is not None:
+            check_moments(mean, var, count)
+
     # -- solver files --------------------------------------------------------------------------
 
     def save_solver(self, path: str | os.PathLike[str]) -> None:
@@ -370,17 +382,14 @@ class ESAgent(Agent):
                 f"{where}'s observation statistics do not fit this agent: expected float64 "
                 f"mean and var of shape {shape} and a count, got {found} and {entry!r}"
             )
-        count = entry.get("count")
-        if (
-            isinstance(count, bool)
-            or not isinstance(count, (int, float))
-            or not np.isfinite(count)
-            or count < 0
-            or not all(np.isfinite(a).all() for a in arrays.values())
-            or (arrays["var"] < 0).any()
-        ):
+        count: Any = entry.get("count")
+        try:
+            check_moments(arrays["mean"], arrays["var"], count)
+            moments = ObservationMoments(arrays["mean"], arrays["var"], float(count))
+            ObservationStats(shape).merge(moments)  # the merge must stay finite too
+        except ValueError as exc:
             raise CheckpointError(
-                f"{where}'s observation statistics are not valid: the count must be a finite "
-                f"number >= 0 (got {count!r}), mean and var finite, var >= 0"
-            )
-        return ObservationMoments(arrays["mean"], arrays["var"], float(count))
+                f"{where}'s observation statistics are not valid: {exc} (the count must be a "
+                "finite number >= 0, mean and var finite, var >= 0)"
+            ) from exc
+        return moments

@@ -92,6 +92,10 @@ class EvolutionAlgorithm(Algorithm):
     def _load_solver(self, arrays: dict[str, np.ndarray], scalars: Scalars) -> None:
         """Apply checked state (names, shapes and scalar types already match)."""
 
+    def _check_solver(self, arrays: dict[str, np.ndarray], scalars: Scalars) -> None:
+        """Refuse finite values the algorithm cannot run from (a negative step size, a step
+        count below zero) with a ``ValueError`` naming the value and its range."""
+
     def solver_state(self) -> tuple[dict[str, np.ndarray], Scalars]:
         """The search state beyond the model: named arrays and named numbers (copies)."""
         return {k: np.array(v) for k, v in self._solver_arrays().items()}, self._solver_scalars()
@@ -102,8 +106,9 @@ class EvolutionAlgorithm(Algorithm):
         """Check a saved search state against this algorithm; return a function applying it.
 
         Raises:
-            ValueError: an array or number is missing, unknown, of another shape or type, or
-                not finite; ``where`` names the source in the message. Nothing is changed then.
+            ValueError: an array or number is missing, unknown, of another shape or type, not
+                finite, or outside what the algorithm can run from; ``where`` names the source
+                in the message. Nothing is changed then.
         """
         current_arrays, current_scalars = self._solver_arrays(), self._solver_scalars()
         _same_names(current_arrays, arrays, "arrays", where)
@@ -116,18 +121,30 @@ class EvolutionAlgorithm(Algorithm):
                     f"{where}: solver array {name!r} is {given.dtype} {given.shape}, expected "
                     f"{value.dtype} {value.shape}; was it saved for another model or config?"
                 )
-            checked_arrays[name] = given.astype(value.dtype)
-        checked_scalars: Scalars = {}
-        for name, current in current_scalars.items():
-            number = scalars[name]
-            if isinstance(number, bool) or not isinstance(number, (int, float)):
-                raise ValueError(f"{where}: solver number {name!r} is {number!r}, not a number")
-            if isinstance(current, int) and not isinstance(number, int):
-                raise ValueError(f"{where}: solver number {name!r} must be an int, got {number}")
-            if not math.isfinite(number):
-                raise ValueError(f"{where}: solver number {name!r} is {number}")
-            checked_scalars[name] = number if isinstance(current, int) else float(number)
+            with np.errstate(over="ignore"):
+                converted = given.astype(value.dtype)
+            if not np.isfinite(converted).all():
+                raise ValueError(
+                    f"{where}: solver array {name!r} holds NaN or infinite values (or values "
+                    f"beyond {value.dtype}'s range); the file is damaged"
+                )
+            checked_arrays[name] = converted
+        checked_scalars = {
+            name: _checked_number(name, scalars[name], current, where)
+            for name, current in current_scalars.items()
+        }
+        try:
+            self._check_solver(checked_arrays, checked_scalars)
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from exc
         return lambda: self._load_solver(checked_arrays, checked_scalars)
+
+    def check_checkpoint_state(self, values: dict[str, Any]) -> None:
+        """Check a checkpoint's solver vector and numbers together before any is set (a
+        training checkpoint sets them one after the other, through their properties)."""
+        scalars = _scalars_from_json(values["solver_scalars"])
+        split = self._split_vector(values["solver_vector"])
+        self.plan_solver_restore(split, scalars, "the checkpoint")
 
     @property
     def solver_vector(self) -> np.ndarray:
@@ -138,6 +155,11 @@ class EvolutionAlgorithm(Algorithm):
 
     @solver_vector.setter
     def solver_vector(self, vector: np.ndarray) -> None:
+        split = self._split_vector(vector)
+        self.plan_solver_restore(split, self._solver_scalars(), "the checkpoint")()
+
+    def _split_vector(self, vector: np.ndarray) -> dict[str, np.ndarray]:
+        """:attr:`solver_vector` cut back into the named arrays."""
         arrays = self._solver_arrays()
         expected = sum(a.size for a in arrays.values())
         if np.shape(vector) != (expected,):
@@ -149,7 +171,7 @@ class EvolutionAlgorithm(Algorithm):
             size = arrays[name].size
             split[name] = np.asarray(vector[offset : offset + size]).reshape(arrays[name].shape)
             offset += size
-        self.plan_solver_restore(split, self._solver_scalars(), "the checkpoint")()
+        return split
 
     @property
     def solver_scalars(self) -> str:
@@ -158,12 +180,7 @@ class EvolutionAlgorithm(Algorithm):
 
     @solver_scalars.setter
     def solver_scalars(self, text: str) -> None:
-        try:
-            scalars = json.loads(text)
-        except ValueError as exc:
-            raise ValueError(f"the checkpoint's solver numbers are not JSON: {exc}") from exc
-        if not isinstance(scalars, dict):
-            raise ValueError("the checkpoint's solver numbers are not a JSON object")
+        scalars = _scalars_from_json(text)
         arrays = {k: np.array(v) for k, v in self._solver_arrays().items()}
         self.plan_solver_restore(arrays, scalars, "the checkpoint")()
 
@@ -185,6 +202,34 @@ class EvolutionAlgorithm(Algorithm):
         if not np.isfinite(array).all():
             raise ValueError("rewards hold NaN or infinite values; check the episodes")
         return array.astype(np.float64)
+
+
+def _scalars_from_json(text: str) -> dict[str, Any]:
+    try:
+        scalars = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise ValueError(f"the checkpoint's solver numbers are not JSON: {exc}") from exc
+    if not isinstance(scalars, dict):
+        raise ValueError("the checkpoint's solver numbers are not a JSON object")
+    return scalars
+
+
+def _checked_number(name: str, number: Any, current: int | float, where: str) -> int | float:
+    """A saved solver number of the current one's type: an int in int64's range or a finite
+    float (an int is taken for a float)."""
+    if isinstance(number, bool) or not isinstance(number, (int, float)):
+        raise ValueError(f"{where}: solver number {name!r} is {number!r}, not a number")
+    if isinstance(current, int):
+        if not isinstance(number, int):
+            raise ValueError(f"{where}: solver number {name!r} must be an int, got {number}")
+        if not -(2**63) <= number < 2**63:
+            raise ValueError(f"{where}: solver number {name!r} is outside int64's range")
+        return number
+    if isinstance(number, int) and abs(number) > 2**1023:
+        raise ValueError(f"{where}: solver number {name!r} is outside float64's range")
+    if not math.isfinite(number):
+        raise ValueError(f"{where}: solver number {name!r} is {number}")
+    return float(number)
 
 
 def _same_names(

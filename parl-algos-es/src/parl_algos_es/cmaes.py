@@ -149,6 +149,30 @@ class CMAES(EvolutionAlgorithm):
         numbers["sigma"] = float(numbers["sigma"])
         return {**numbers, "generation": self.generation, "asked": int(self._asked)}
 
+    def _check_solver(self, arrays: dict[str, np.ndarray], scalars: Scalars) -> None:
+        """cma checks none of this: a σ <= 0 collapses the search, a negative iteration count
+        or unsorted scales fail an assertion later, a covariance without positive scales or
+        an eigenbasis that is not orthonormal gives NaN or wrongly shaped samples."""
+        if not scalars["sigma"] > 0:
+            raise ValueError(f"the step size sigma must be > 0, got {scalars['sigma']}")
+        for name in _STATE_NUMBERS[1:]:
+            floor = -1 if name == "adapt_sigma._ps_updated_iteration" else 0
+            if scalars[name] < floor:
+                raise ValueError(f"{name} must be >= {floor}, got {scalars[name]}")
+        if scalars["generation"] < 0 or scalars["asked"] not in (0, 1):
+            raise ValueError(
+                f"generation must be >= 0 and asked 0 or 1, got {scalars['generation']} and "
+                f"{scalars['asked']}"
+            )
+        scales, basis = arrays["sm.D"], arrays["sm.B"]
+        if not (scales > 0).all() or (np.diff(scales) < 0).any():
+            raise ValueError("the covariance's scales sm.D must be > 0 and in ascending order")
+        if not np.allclose(basis @ basis.T, np.eye(len(basis)), atol=1e-6):
+            raise ValueError("the covariance's eigenbasis sm.B must be orthonormal")
+        covariance = arrays["sm.C"]
+        if not np.allclose(covariance, covariance.T) or not (np.diag(covariance) > 0).all():
+            raise ValueError("the covariance sm.C must be symmetric with a positive diagonal")
+
     def _warm_up(self) -> None:
         """Run one throw-away generation on a fresh strategy: cma creates part of its state in
         the first ``tell``, and a loaded state overwrites all that matters afterwards."""

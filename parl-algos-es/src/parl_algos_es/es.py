@@ -201,5 +201,8 @@ class ES(EvolutionAlgorithm):
     def _solver_scalars(self) -> Scalars:
         return {"optimizer_steps": self.optimizer.steps}
 
+    def _check_solver(self, arrays: dict[str, np.ndarray], scalars: Scalars) -> None:
+        self.optimizer.check_state(arrays, int(scalars["optimizer_steps"]))
+
     def _load_solver(self, arrays: dict[str, np.ndarray], scalars: Scalars) -> None:
         self.optimizer.load_state(arrays, int(scalars["optimizer_steps"]))

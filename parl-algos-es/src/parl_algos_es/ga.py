@@ -111,6 +111,10 @@ class GA(EvolutionAlgorithm):
     def _solver_scalars(self) -> Scalars:
         return {"generation": self.generation}
 
+    def _check_solver(self, arrays: dict[str, np.ndarray], scalars: Scalars) -> None:
+        if scalars["generation"] < 0:
+            raise ValueError(f"the generation must be >= 0, got {scalars['generation']}")
+
     def _load_solver(self, arrays: dict[str, np.ndarray], scalars: Scalars) -> None:
         self.population = arrays["population"].astype(np.float32)
         self.generation = int(scalars["generation"])

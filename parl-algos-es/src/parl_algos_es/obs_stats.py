@@ -2,13 +2,45 @@
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import numpy as np
 from gymnasium.wrappers.utils import RunningMeanStd
 from numpy.typing import ArrayLike
 
-__all__ = ["ObservationMoments", "ObservationStats"]
+__all__ = ["ObservationMoments", "ObservationStats", "check_moments"]
+
+# Observations are float32, so their mean lies within float32's range and their deviation
+# within twice that; statistics beyond it come from a damaged or crafted file, and merging or
+# normalising with them overflows float64 (a mean of 1e308 merges to inf, its variance to NaN).
+_MAX_MEAN = float(np.finfo(np.float32).max)
+_MAX_VAR = (2 * _MAX_MEAN) ** 2
+_MAX_COUNT = 2.0**63
+
+
+def check_moments(mean: ArrayLike, var: ArrayLike, count: float) -> None:
+    """Refuse statistics that no float32 observations can have.
+
+    Raises:
+        ValueError: ``count`` is not a number in ``[0, 2**63]``; ``mean`` or ``var`` is not
+            finite, ``|mean|`` exceeds float32's largest value, or ``var`` is negative or above
+            the square of twice that. The message names the first that fails.
+    """
+    if isinstance(count, bool) or not isinstance(count, (int, float, np.number)):
+        raise ValueError(f"moments count must be a number, got {count!r}")
+    if not 0 <= count <= _MAX_COUNT:  # NaN fails this too
+        raise ValueError(f"moments count must be a finite number >= 0 (got {count})")
+    mean, var = np.asarray(mean, dtype=np.float64), np.asarray(var, dtype=np.float64)
+    if not (np.isfinite(mean).all() and np.isfinite(var).all()):
+        raise ValueError("moments mean and var must be finite, got NaN or infinite values")
+    if (np.abs(mean) > _MAX_MEAN).any():
+        raise ValueError(
+            f"moments mean must lie within float32's range (|mean| <= {_MAX_MEAN:.3g}), got "
+            f"{np.abs(mean).max():.3g}; observations are float32"
+        )
+    if (var < 0).any() or (var > _MAX_VAR).any():
+        raise ValueError(f"moments var must be >= 0 and at most {_MAX_VAR:.3g}, got {var}")
 
 
 @dataclass(frozen=True)
@@ -69,14 +101,13 @@ class ObservationStats:
                 f"moments of shape {np.shape(moments.mean)} cannot merge into statistics of "
                 f"shape {self.shape}"
             )
-        if moments.count < 0 or not np.isfinite(moments.count):
-            raise ValueError(f"moments count must be a finite number >= 0, got {moments.count}")
-        if not (np.isfinite(moments.mean).all() and np.isfinite(moments.var).all()):
-            raise ValueError("moments mean and var must be finite, got NaN or infinite values")
-        if (np.asarray(moments.var) < 0).any():
-            raise ValueError(f"moments var must be >= 0, got {moments.var}")
+        check_moments(moments.mean, moments.var, moments.count)
         if moments.count > 0:
-            self.running.update_from_moments(moments.mean, moments.var, moments.count)
+            merged = copy.deepcopy(self.running)  # changed only if the result is valid too
+            with np.errstate(all="ignore"):
+                merged.update_from_moments(moments.mean, moments.var, moments.count)
+            check_moments(merged.mean, merged.var, merged.count)
+            self.running = merged
 
     def moments(self) -> ObservationMoments:
         """A copy of the statistics, to send or merge elsewhere."""

@@ -64,7 +64,18 @@ class FlatOptimizer:
         """Replace the state with ``slots`` and ``steps``, after checking all of it.
 
         Raises:
-            ValueError: a slot is missing, unknown or of the wrong shape, or ``steps`` < 0.
+            ValueError: see :meth:`check_state`; nothing changes then.
+        """
+        self.check_state(slots, steps)
+        self.slots = {name: np.array(value, dtype=np.float32) for name, value in slots.items()}
+        self.steps = int(steps)
+
+    def check_state(self, slots: Mapping[str, np.ndarray], steps: int) -> None:
+        """Refuse a state this optimizer cannot step from.
+
+        Raises:
+            ValueError: a slot is missing, unknown, of the wrong shape or not finite (or, for
+                Adam's ``v``, negative), or ``steps`` is not an int in ``[0, 2**63)``.
         """
         if set(slots) != set(self.slot_names):
             raise ValueError(
@@ -76,9 +87,10 @@ class FlatOptimizer:
                 raise ValueError(
                     f"optimizer slot {name!r} must have shape ({self.dim},), got {np.shape(value)}"
                 )
-        steps = non_negative_int("optimizer steps", steps)
-        self.slots = {name: np.array(value, dtype=np.float32) for name, value in slots.items()}
-        self.steps = steps
+            if not np.isfinite(np.asarray(value, dtype=np.float32)).all():
+                raise ValueError(f"optimizer slot {name!r} holds NaN or infinite values")
+        if non_negative_int("optimizer steps", steps) >= 2**63:
+            raise ValueError(f"optimizer steps must be below 2**63, got {steps}")
 
 
 class SGD(FlatOptimizer):
@@ -137,6 +149,13 @@ class Adam(FlatOptimizer):
         if not epsilon > 0:
             raise ValueError(f"epsilon must be > 0, got {epsilon!r}")
         self.beta1, self.beta2, self.epsilon = float(beta1), float(beta2), float(epsilon)
+
+    def check_state(self, slots: Mapping[str, np.ndarray], steps: int) -> None:
+        """As :meth:`FlatOptimizer.check_state`; the second moment ``v`` must also be >= 0
+        (its square root divides the step)."""
+        super().check_state(slots, steps)
+        if (np.asarray(slots["v"]) < 0).any():
+            raise ValueError("Adam's second moment 'v' must be >= 0; the state is damaged")
 
     def _update(self, grad: np.ndarray) -> np.ndarray:
         t = self.steps

@@ -248,6 +248,10 @@ def _rewrite(path: Path, change) -> None:
             "Invalid mt19937 state",
         ),
         (
+            lambda t, m: t.__setitem__("rng/torch", _zero_mt_words(t["rng/torch"])),
+            "all-zero Mersenne Twister state",
+        ),
+        (
             lambda t, m: t.__setitem__(
                 "optimizers/optimizer/models/model/fc.weight/exp_avg", np.zeros((4, 5), "f4")
             ),
@@ -286,6 +290,14 @@ def test_a_bad_checkpoint_changes_nothing(trained, tmp_path: Path, change, match
         for i, s in slots["state"].items()
         for k, v in s.items()
     )
+
+
+def _zero_mt_words(state: np.ndarray) -> np.ndarray:
+    """A CPU state whose 624 Mersenne Twister words (bytes 24 on) are zero: torch takes it and
+    then draws only zeros."""
+    dead = state.copy()
+    dead[24 : 24 + 8 * 624] = 0
+    return dead
 
 
 def _bad_mt_position(state: np.ndarray) -> np.ndarray:

@@ -107,7 +107,8 @@ def _capture_attributes(
 
 def _plan_attribute(
     owner: object, attr: str, entry: Any, arrays: Mapping[str, Any], key: str, backend: Backend
-) -> Apply:
+) -> tuple[Apply, Any]:
+    """Check one declared attribute's saved entry; return what sets it and the value it sets."""
     where = f"{_class_name(owner)}.{attr}"
     current: Any = getattr(owner, attr, None)
     kind = entry.get("kind") if isinstance(entry, dict) else None
@@ -121,8 +122,8 @@ def _plan_attribute(
             spec = (current.shape, current.dtype)
         value = _checked({attr: spec}, {attr: arrays[key]}, where)[attr]
         if is_tensor:
-            return lambda: backend.assign(current, value)
-        return lambda: setattr(owner, attr, value.copy())
+            return (lambda: backend.assign(current, value)), value
+        return (lambda: setattr(owner, attr, value.copy())), value
     if kind == "generator" and isinstance(current, np.random.Generator):
         name = type(current.bit_generator).__name__
         state = check_bit_generator_state(entry.get("state"), name, f"{where}'s generator state")
@@ -130,13 +131,16 @@ def _plan_attribute(
         def set_generator() -> None:
             current.bit_generator.state = state
 
-        return set_generator
+        return set_generator, state
     if kind in ("bool", "int", "float", "str") and type(current).__name__ == kind:
         value = entry.get("value")
         if type(value).__name__ != kind and not (kind == "float" and type(value) is int):
             raise CheckpointError(f"{where}: the saved value {value!r} is not a {kind}")
-        convert: Any = type(current)
-        return lambda: setattr(owner, attr, convert(value))
+        try:
+            converted = type(current)(value)
+        except OverflowError as exc:  # an int of 400 digits for a float
+            raise CheckpointError(f"{where}: the saved value does not fit a {kind}") from exc
+        return (lambda: setattr(owner, attr, converted)), converted
     raise CheckpointError(
         f"{where} is a {type(current).__name__}, but the checkpoint holds a {kind} for it"
     )
@@ -145,6 +149,12 @@ def _plan_attribute(
 def _plan_attributes(
     owner: object, prefix: str, saved: dict[str, Any], arrays: Mapping[str, Any], backend: Backend
 ) -> list[Apply]:
+    """Check the saved entries of ``owner``'s ``checkpoint_state``; return what sets them.
+
+    An owner whose attributes are properties that check what they are given (and so could
+    fail half-way through a restore) defines ``check_checkpoint_state(values)``: it gets every
+    value before anything is set and raises ``ValueError`` for one that does not fit.
+    """
     declared = set(type(owner).checkpoint_state)  # type: ignore[attr-defined]
     if set(saved) != declared:
         raise CheckpointError(
@@ -162,10 +172,19 @@ def _plan_attributes(
             f"the checkpoint holds arrays {sorted(held)} for {_class_name(owner)}, expected "
             f"{sorted(wanted)}"
         )
-    return [
-        _plan_attribute(owner, a, saved[a], arrays, f"{prefix}/{a}", backend)
+    planned = {
+        a: _plan_attribute(owner, a, saved[a], arrays, f"{prefix}/{a}", backend)
         for a in sorted(declared)
-    ]
+    }
+    check = getattr(owner, "check_checkpoint_state", None)
+    if check is not None:
+        try:
+            check({attr: value for attr, (_, value) in planned.items()})
+        except ValueError as exc:
+            raise CheckpointError(
+                f"the checkpoint's state for {_class_name(owner)} does not fit it: {exc}"
+            ) from exc
+    return [apply for apply, _ in planned.values()]
 
 
 def _section(metadata: Mapping[str, Any], *keys: str) -> dict[str, Any]:

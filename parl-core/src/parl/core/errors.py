@@ -59,6 +59,11 @@ class CheckpointError(ParlError, OSError):
     """A weights or checkpoint file is missing, unreadable, unsafe, or does not fit the agent."""
 
 
+class DatasetError(ParlError, ValueError):
+    """An offline dataset (a D4RL HDF5 file, a Minari dataset, a dataset dict) is unreadable,
+    unsafe (it points at other files, declares more than it holds) or malformed."""
+
+
 class ModelContractError(ParlError, TypeError):
     """A model lacks a method that the algorithm needs."""
 

@@ -5,6 +5,12 @@ position they are given without checking it (an MT19937 ``pos`` past its 624-wor
 of bounds and ends the process at the next draw), and paddle parses any engine text without
 complaint. So every field of every state -- its type, dtype, shape and range -- is checked
 here, and the checked state is set on a throwaway generator, before anything is changed.
+
+A state can also be well-formed and still dead: a Mersenne Twister whose 19,937 state bits are
+all zero, or a PCG64 whose increment is even (state = increment = 0 outputs zeros for ever),
+gives a stream of zeros in which rejection samplers (``normal``, ``integers``) spin without end
+in C. Such states are refused too (:func:`check_mersenne_words` for the Mersenne Twisters of
+numpy, Python, paddle and torch).
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ __all__ = [
     "capture_bit_generator_state",
     "capture_process_rng",
     "check_bit_generator_state",
+    "check_mersenne_words",
     "plan_process_rng",
 ]
 
@@ -85,6 +92,52 @@ class _Float:
 
 
 Field = Integer | _Words | _Float
+
+
+def check_mersenne_words(words: Any, word_bits: int, where: str) -> None:
+    """Refuse a Mersenne Twister state whose 19,937 bits are all zero.
+
+    Of the first word only the top ``word_bits - 31`` bits belong to the state (both
+    ``mt19937`` and ``mt19937_64`` drop 31 low bits), so ``[0x7fffffff, 0, ...]`` is as dead as
+    all zeros: it outputs zeros for ever.
+
+    Args:
+        words: the state words (any sequence of non-negative ints, or an unsigned array).
+        word_bits: 32 (``mt19937``: numpy, Python, torch) or 64 (``mt19937_64``: paddle).
+        where: what holds the state, for the message.
+
+    Raises:
+        CheckpointError: the state is the zero state.
+    """
+    first, *rest = (int(word) for word in words)
+    if first >> 31 == 0 and not any(rest):
+        raise CheckpointError(
+            f"{where} is the all-zero Mersenne Twister state, which outputs only zeros (draws "
+            f"such as normal() would never return); the file is damaged or crafted: use "
+            "another checkpoint"
+        )
+
+
+def _pcg_increment(state: dict[str, Any], where: str) -> None:
+    # numpy builds the increment as 2 * stream + 1; an even one is not a PCG stream, and
+    # state = increment = 0 stays at zero for ever.
+    if state["state"]["inc"] % 2 == 0:
+        raise CheckpointError(
+            f"{where} has an even PCG increment ({state['state']['inc']}); numpy's PCG states "
+            "always have an odd one (0 and 0 output only zeros): the file is damaged or crafted"
+        )
+
+
+def _mt_key(state: dict[str, Any], where: str) -> None:
+    check_mersenne_words(state["state"]["key"], 32, f"{where}.state.key")
+
+
+# What a well-formed state must also satisfy to be a live stream, per bit generator.
+_LIVE: dict[str, Callable[[dict[str, Any], str], None]] = {
+    "MT19937": _mt_key,
+    "PCG64": _pcg_increment,
+    "PCG64DXSM": _pcg_increment,
+}
 Schema = Mapping[str, "Field | Schema"]
 
 _U32 = Integer(0, 2**32 - 1)
@@ -162,6 +215,8 @@ def check_bit_generator_state(state: Any, name: str, where: str) -> dict[str, An
             f"{', '.join(sorted(_BIT_GENERATORS))} bit generators"
         )
     checked = _checked_bit_generator_state(state, name, schema, where)
+    if name in _LIVE:
+        _LIVE[name](checked, where)
     try:
         getattr(np.random, name)().state = checked
     except _SET_ERRORS as exc:
@@ -192,6 +247,7 @@ def _numpy_state(saved: Any, key: Any) -> dict[str, Any]:
         raise CheckpointError(f"{where} is not a bit-generator state")
     state = {**saved, "state": {**saved["state"], "key": key}}
     checked = _checked_bit_generator_state(state, "MT19937", _LEGACY_GLOBAL, where)
+    _mt_key(checked, where)
     try:
         np.random.RandomState().set_state(checked)
     except _SET_ERRORS as exc:
@@ -209,6 +265,7 @@ def _python_state(saved: Any) -> tuple[int, tuple[int, ...], float | None]:
     if not isinstance(internal, (list, tuple)) or len(internal) != _MT19937_WORDS + 1:
         raise CheckpointError(f"{where} does not hold {_MT19937_WORDS + 1} integers")
     words = tuple(_U32.check(v, f"{where}[{i}]") for i, v in enumerate(internal[:-1]))
+    check_mersenne_words(words, 32, where)
     position = Integer(0, _MT19937_WORDS).check(internal[-1], f"{where}'s position")
     state = (version, (*words, position), _Float(optional=True).check(gauss, f"{where}'s gauss"))
     try:

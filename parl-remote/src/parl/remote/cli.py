@@ -306,16 +306,13 @@ def connect(
     secret_file: str | None,
     insecure: bool,
 ) -> None:
-    """Add a worker with this machine's CPUs (and GPUs) to the cluster at ADDRESS."""
+    """Add a worker with this machine's CPUs (and GPUs) to the cluster at ADDRESS.
+
+    The worker keeps asking a master that does not answer (busy, or not started yet) for
+    XPARL_REGISTER_TIMEOUT seconds (120 by default), waiting longer each time.
+    """
     folder = _data_folder("connected", address.replace(":", "_"))
     security = _security(address, secret_file, insecure)
-    try:
-        status = _query(address, security)
-    except ConnectionError as exc:
-        raise click.ClickException(
-            f"{exc}: no xparl master there. Check the address, or start one with "
-            "`xparl start --port PORT`."
-        ) from exc
     cpus = (os.cpu_count() or 1) if cpu_num is None else cpu_num
     try:
         record = start_worker(
@@ -335,7 +332,7 @@ def connect(
     click.echo(
         f"worker {record['worker_id']} (pid {record['pid']}) added {cpus} CPUs"
         + (f", GPUs {gpu}" if gpu else "")
-        + f" to the cluster at {status['address']}."
+        + f" to the cluster at {address}."
     )
 
 
@@ -415,8 +412,13 @@ def _print_status(status: dict[str, Any], actors: list[dict[str, Any]]) -> None:
     refused = status["refused_connections"] + status["refused_requests"]
     if refused or status["bad_messages"]:
         click.echo(
-            f"  refused {refused} connection(s)/request(s), dropped "
-            f"{status['bad_messages']} malformed message(s)"
+            f"  refused {refused} connection(s)/request(s) (a wrong or no cluster secret, or "
+            f"a request it may not make), dropped {status['bad_messages']} malformed message(s)"
+        )
+    if status.get("handshakes_hung_up"):
+        click.echo(
+            f"  {status['handshakes_hung_up']} connection(s) hung up during their handshake "
+            "(peers that gave up waiting and redialed, or port scans; not a secret mismatch)"
         )
     url = _monitor_urls().get(status["address"])
     click.echo(f"  web monitor: {url}" if url else "  web monitor: none started from this machine")

@@ -204,15 +204,20 @@ def start_worker(
     advertise_host: str | None = None,
     port_range: str | None = None,
     timeouts: Timeouts | None = None,
-    ready_timeout: float = 30.0,
+    ready_timeout: float | None = None,
     detach: bool = False,
     owner_pid: int | None = None,
 ) -> dict[str, Any]:
     """Start a worker process for the master at ``address`` and wait until it registered.
 
+    ``ready_timeout`` defaults to the worker's ``register_timeout`` plus 30 s to start: the
+    worker keeps asking a busy master that long.
+
     Returns:
         The worker's record: pid, create_time, worker_id, address.
     """
+    if ready_timeout is None:
+        ready_timeout = (timeouts or Timeouts()).register_timeout + 30.0
     if cpu_num < 0:
         raise ValueError(f"cpu_num={cpu_num} must be >= 0")
     private_dir(data_dir)

@@ -83,7 +83,11 @@ class Timeouts:
     Attributes:
         heartbeat_interval: Seconds between heartbeats (client→master, worker→master).
         heartbeat_timeout: Seconds without a heartbeat after which a peer is declared dead.
-        connect_timeout: Seconds ``parl.connect`` waits for the master's handshake.
+        connect_timeout: Seconds ``parl.connect`` waits for the master's handshake; a worker's
+            first wait for its registration's answer.
+        register_timeout: Seconds a worker (``xparl connect``) keeps asking the master to
+            register it, waiting ``connect_timeout`` and then twice as long each time (at most
+            a minute), before it gives up.
         resource_timeout: Seconds actor creation waits for a vacant CPU/GPU.
         memory_check_interval: Seconds between a job's RSS checks against ``max_memory``.
         call_timeout: Seconds a call (or an actor's constructor) may run before the caller gets
@@ -97,6 +101,9 @@ class Timeouts:
         default_factory=lambda: _env_float("XPARL_HEARTBEAT_TIMEOUT", 4.0)
     )
     connect_timeout: float = field(default_factory=lambda: _env_float("XPARL_CONNECT_TIMEOUT", 4.0))
+    register_timeout: float = field(
+        default_factory=lambda: _env_float("XPARL_REGISTER_TIMEOUT", 120.0)
+    )
     resource_timeout: float = field(
         default_factory=lambda: _env_float("XPARL_RESOURCE_TIMEOUT", 30.0)
     )
@@ -106,6 +113,16 @@ class Timeouts:
     call_timeout: float | None = field(
         default_factory=lambda: _env_optional_float("XPARL_CALL_TIMEOUT")
     )
+
+    def register_waits(self) -> list[float]:
+        """How long each registration attempt waits for the master's answer: connect_timeout,
+        doubled each time up to a minute, until the waits add up to register_timeout."""
+        waits: list[float] = []
+        wait = self.connect_timeout
+        while sum(waits) < self.register_timeout:
+            waits.append(min(wait, _MAX_REDIAL_S, self.register_timeout - sum(waits)))
+            wait *= 2
+        return waits
 
     def redial_after(self, attempt: int) -> float:
         """Seconds before the ``attempt``-th (1, 2, ...) redial of a silent master: the
@@ -121,6 +138,7 @@ class Timeouts:
             "XPARL_HEARTBEAT_INTERVAL": repr(self.heartbeat_interval),
             "XPARL_HEARTBEAT_TIMEOUT": repr(self.heartbeat_timeout),
             "XPARL_CONNECT_TIMEOUT": repr(self.connect_timeout),
+            "XPARL_REGISTER_TIMEOUT": repr(self.register_timeout),
             "XPARL_RESOURCE_TIMEOUT": repr(self.resource_timeout),
             "XPARL_MEMORY_CHECK_INTERVAL": repr(self.memory_check_interval),
         }

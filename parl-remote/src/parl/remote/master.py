@@ -23,6 +23,7 @@ Run as ``python -m parl.remote.master --port P`` with the cluster secret on stdi
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hmac
 import logging
 import os
@@ -133,9 +134,15 @@ class Master:
         P.bound_inbound(self.socket, P.CONTROL_MAX_BYTES)
         self.security.serve_control(self.socket)
         self.port = P.bind_socket(self.socket, host, port_range, port)
-        self.watch = P.Watch(self.socket, 0, "the master refused a connection", logger, bound=True)
+        self.watch = P.Watch(
+            self.socket, zmq.EVENT_DISCONNECTED, "the master refused a connection", logger, True
+        )
+        # The connection (its descriptor) each routing identity last wrote on: a worker whose
+        # connection closes is off the books at once, not after the heartbeat silence.
+        self.identity_of_fd: dict[int, bytes] = {}
         self.address = f"{advertise_host or host}:{self.port}"
         self.workers: dict[str, _Worker] = {}
+        self.worker_of_identity: dict[bytes, str] = {}
         self.clients: dict[str, _Client] = {}
         # Peers in the order they were last heard from: silence is found at the front.
         self.worker_silence: OrderedDict[str, None] = OrderedDict()
@@ -185,7 +192,7 @@ class Master:
                 for _ in range(P.MAX_BURST):  # a flood cannot hold up housekeeping
                     if not int(self.socket.getsockopt(_EVENTS)) & _POLLIN:
                         break  # (asked, not tried: a failed receive costs an exception)
-                    frames = P.recv_bounded(self.socket, 3)
+                    frames = self._note_connection(P.recv_bounded(self.socket, 3, copy=False))
                     beats_only = beats_only and _is_heartbeat(frames)
                     self._dispatch(frames)
                 # Heartbeats arrive spread over time: waking for each would cost more than
@@ -194,17 +201,52 @@ class Master:
                 paced = beats_only and self.pace.paced
                 time.sleep(_PACED_GATHER_S if paced else _GATHER_S)
             if self.watch.socket in events:
-                self._safely(self.watch.drain)
+                self._safely(self._drain_watch)
             now = time.monotonic()
             if now - last_duties >= _DUTIES_EVERY_S:  # not after every one of 10,000 messages/s
                 last_duties = now
-                self._safely(self.watch.drain)
+                self._safely(self._drain_watch)
                 self._safely(self._housekeeping)
         self.watch.close(self.socket)
         self.socket.close(linger=200)
         if self.gatekeeper is not None:
             self.gatekeeper.stop()
         self.context.term()
+
+    def _note_connection(self, frames: list[zmq.Frame] | None) -> list[bytes] | None:
+        """The frames as bytes; remembers the connection the sender's identity came on."""
+        if frames is None:
+            return None
+        with contextlib.suppress(zmq.ZMQError):
+            self.identity_of_fd[frames[-1].get(zmq.SRCFD)] = frames[0].bytes
+        return [frame.bytes for frame in frames]
+
+    def _drain_watch(self) -> None:
+        for event, fd in self.watch.drain():
+            if event == zmq.EVENT_DISCONNECTED:
+                self._connection_closed(fd)
+
+    def _connection_closed(self, fd: int) -> None:
+        """A worker whose connection closed (its process died, was killed, or its machine's
+        network went) is left out of scheduling and counted lost now; it is back as soon as
+        it reports again (a worker that only redialed does within a heartbeat)."""
+        identity = self.identity_of_fd.pop(fd, None)
+        if identity is None:
+            return
+        worker = self.workers.get(self.worker_of_identity.pop(identity, ""))
+        if worker is None or worker.identity != identity:
+            return
+        now = time.monotonic()
+        patience = self.pace.silence_limit(now) + self.lag.seconds
+        worker.last_seen = min(worker.last_seen, now - patience - 0.001)
+        self.worker_silence.move_to_end(worker.worker_id, last=False)
+        if not worker.lost_logged:
+            worker.lost_logged = True
+            self.scheduler.set_usable(worker.worker_id, False)
+            logger.warning(
+                "worker %s's connection closed: left out of scheduling until it reports again",
+                worker.worker_id,
+            )
 
     def _dispatch(self, frames: list[bytes] | None) -> None:
         identity = frames[0] if frames else b""
@@ -304,6 +346,7 @@ class Master:
             worker.change = known.change  # a report older than one already applied stays ignored
             worker.machine = known.machine
         self.workers[worker_id] = worker
+        self.worker_of_identity[identity] = worker_id
         self.pace.update(len(self.workers), time.monotonic())
         self.worker_silence[worker_id] = None
         self.worker_silence.move_to_end(worker_id)
@@ -336,6 +379,7 @@ class Master:
         link = P.integer(msg, "link", 0, 1 << 62, 0)
         if link >= worker.link:  # not a message read late from a connection replaced since
             worker.identity, worker.link = identity, link
+            self.worker_of_identity[identity] = worker.worker_id
         worker.last_seen = time.monotonic()
         self.worker_silence.move_to_end(worker.worker_id)
         if worker.lost_logged:
@@ -912,6 +956,7 @@ class Master:
             "bad_messages": self.bad_messages,
             "internal_errors": self.internal_errors,
             "refused_connections": self.watch.refused,
+            "handshakes_hung_up": self.watch.hung_up,
             "idle_connections_hung_up": self.watch.doorman.hung_up if self.watch.doorman else 0,
             "refused_requests": self.refused_requests,
             "monitor_url": None,

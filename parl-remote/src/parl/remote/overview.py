@@ -109,8 +109,8 @@ def _cluster(status: dict[str, Any]) -> dict[str, Any]:
     keys = [
         "address", "version", "python", "security", "pid", "uptime_s", "cpus_total", "cpus_used",
         "cpus_vacant", "gpus_total", "gpus_used", "gpus_vacant", "pending_requests",
-        "refused_connections", "refused_requests", "bad_messages", "lag_s", "behind",
-        "beat_every_s",
+        "refused_connections", "handshakes_hung_up", "refused_requests", "bad_messages",
+        "lag_s", "behind", "beat_every_s",
     ]  # fmt: skip
     counts = status["counts"]
     return {

@@ -405,9 +405,11 @@ class Watch:
     On a bound socket a failure is a refused peer; on a connecting socket it is this process
     being refused. A failure is logged as ``label (why; N so far)``, at most once a second so a
     port scan cannot flood a log, and the latest reason stays in ``problem``. On a bound socket
-    a peer that hung up during its handshake is counted but not logged: which side notices a
-    mismatch first is a race, and a redialing member hangs up that way too. On a bound socket
-    a :class:`~parl.remote.doorman.Doorman` also caps the connections still in their handshake.
+    a peer that hung up during its handshake is counted apart (``hung_up``, not ``refused``)
+    and not logged: which side notices a mismatch first is a race, and a member that gave up
+    waiting (a master busy with a burst of registrations) and redials hangs up that way too.
+    On a bound socket a :class:`~parl.remote.doorman.Doorman` also caps the connections still
+    in their handshake.
     On a connecting socket a server that hangs up mid-handshake (how a CURVE server answers the
     wrong secret) counts as a refusal only :data:`DROPS_TO_REFUSAL` times in a row: once is a
     busy server's handshake timeout or a flooded one making room.
@@ -431,6 +433,7 @@ class Watch:
         self.label = label
         self.log = log
         self.refused = 0
+        self.hung_up = 0  # bound socket: peers that hung up mid-handshake
         self.problem: str | None = None
         self._last_log = 0.0
 
@@ -448,6 +451,9 @@ class Watch:
             if not event & HANDSHAKE_FAILED:
                 if event & self.wanted:
                     events.append((event, value))
+                continue
+            if self.doorman is not None and event == zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL:
+                self.hung_up += 1
                 continue
             self.refused += 1
             if not event & self.loud:

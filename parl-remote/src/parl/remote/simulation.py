@@ -167,7 +167,9 @@ def run_workers(
     """Run ``count`` simulated workers with ``cpus`` CPUs each until told to stop.
 
     Commands arrive on ``conn``: ``("claim", worker_id, job_id, client_id)`` claims a granted
-    job, ``("stop",)`` ends the run, which sends back ``registered`` (workers the master
+    job, ``("drop", n)`` closes the connections of ``n`` registered workers (as their
+    processes' deaths would) and answers with their ids, ``("stop",)`` ends the run, which
+    sends back ``registered`` (workers the master
     acknowledged), ``answers`` (each heartbeat's send time and seconds to its answer),
     ``unanswered`` and ``paces`` (the intervals the workers beat at, sorted). Heartbeats are
     spread evenly over the interval, each worker at the pace the master asks of it; a worker
@@ -185,6 +187,7 @@ def run_workers(
     ]
     by_id = {s.worker_id: s for s in sims}
     by_socket = {s.socket: s for s in sims}
+    dropped: set[int] = set()  # indices of the workers whose connection was closed
     poller = zmq.Poller()
     for sim in sims:
         sim.register()
@@ -206,11 +209,15 @@ def run_workers(
                 command = conn.recv()
                 if command[0] == "claim":
                     by_id[command[1]].claim(command[2], command[3])
+                elif command[0] == "drop":
+                    conn.send(_drop(sims, command[1], poller, dropped))
                 running = running and command[0] != "stop"
         while due[0][0] <= now:
             at, i = due[0]
             sim = sims[i]
-            if sim.registered_at is not None:
+            if i in dropped:
+                heapq.heapreplace(due, (at + MAX_PACE_S, i))
+            elif sim.registered_at is not None:
                 sim.beat()
             elif now >= sim.next_registration:
                 sim.register()
@@ -224,6 +231,22 @@ def run_workers(
             "paces": sorted({s.every for s in sims}),
         }
     )
-    for sim in sims:
-        sim.socket.close(linger=0)
+    for i, sim in enumerate(sims):
+        if i not in dropped:
+            sim.socket.close(linger=0)
     context.term()
+
+
+def _drop(sims: list[SimulatedWorker], n: int, poller: zmq.Poller, dropped: set[int]) -> list[str]:
+    """Close the connections of ``n`` registered, not yet dropped workers; return their ids."""
+    ids: list[str] = []
+    for i, sim in enumerate(sims):
+        if len(ids) == n:
+            break
+        if i in dropped or sim.registered_at is None:
+            continue
+        poller.unregister(sim.socket)
+        sim.socket.close(linger=0)
+        dropped.add(i)
+        ids.append(sim.worker_id)
+    return ids

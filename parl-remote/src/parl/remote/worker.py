@@ -176,24 +176,38 @@ class Worker:
         }
 
     def register(self) -> None:
-        """Register with the master; raise RuntimeError with the reason on refusal."""
-        request = [P.REGISTER_WORKER, self._message(self._registration())]
-        try:
-            tag, reply = P.ask(
-                self.master, self.master_watch, request, self.timeouts.connect_timeout
-            )
-        except P.NoAnswer as exc:
-            if exc.problem is not None:
-                raise RuntimeError(
-                    f"the master at {self.master_address} refused this worker: {exc.problem}. "
-                    f"Give the worker the cluster's secret (--secret-file FILE or {SECRET_ENV}), "
-                    "or match --insecure on both sides."
-                ) from None
+        """Register with the master, asking again while it does not answer (a master busy with
+        thousands of registrations, or not started yet) for ``register_timeout`` seconds in
+        all; raise RuntimeError with the reason on refusal or when no master answered.
+
+        An answer to an earlier attempt that arrives later is an ACK the serve loop takes.
+        """
+        waits = self.timeouts.register_waits()
+        for attempt, wait in enumerate(waits, 1):
+            request = [P.REGISTER_WORKER, self._message(self._registration())]
+            try:
+                tag, reply = P.ask(self.master, self.master_watch, request, wait)
+                break
+            except P.NoAnswer as exc:
+                if exc.problem is not None:
+                    raise RuntimeError(
+                        f"the master at {self.master_address} refused this worker: "
+                        f"{exc.problem}. Give the worker the cluster's secret (--secret-file "
+                        f"FILE or {SECRET_ENV}), or match --insecure on both sides."
+                    ) from None
+                if attempt < len(waits):
+                    logger.info(
+                        "no answer from the master at %s within %g s; asking again",
+                        self.master_address,
+                        wait,
+                    )
+        else:
             raise RuntimeError(
                 f"no xparl master answered at {self.master_address} within "
-                f"{self.timeouts.connect_timeout:g} s; check the address, or start a master "
-                "with `xparl start --port PORT`"
-            ) from None
+                f"{self.timeouts.register_timeout:g} s ({len(waits)} attempts); check the "
+                "address, or start a master with `xparl start --port PORT` "
+                "(XPARL_REGISTER_TIMEOUT sets how long a worker keeps asking)"
+            )
         if tag != P.ACK:
             raise RuntimeError(f"the master refused this worker: {reply.get('message')}")
         self._accept_registration(reply)

@@ -12,20 +12,32 @@ A dataset is a dict of numpy arrays in D4RL's layout, one row per transition::
 :meth:`parl.utils.ReplayMemory.load_from_d4rl` fills a replay memory from it (PARL 2.x's CQL
 example does so). Nothing here downloads: the loaders take a path that is already on disk, and
 :func:`collect` makes a dataset from any policy (random, a partly trained agent, an expert) so
-that every user and CI can build one. Files are treated as hostile: shapes, dtypes and sizes are
-checked before anything is read whole, and nothing is unpickled.
+that every user and CI can build one. Files are treated as hostile: every link and dataset of
+an HDF5 file is checked before any array is read (nothing that points at other files, no
+plugin filters, declared sizes bounded and backed by stored bytes), nothing is unpickled, and
+a bad file is a :class:`~parl.core.errors.DatasetError` naming it.
+
+Datasets never run code. A Minari dataset's environment spec names a Python entry point, and
+Minari's own loader imports and calls it (``gym.make``) to rebuild the spaces; :func:`load_minari`
+reads the arrays with h5py and never looks at it. :func:`dataset_env_spec` returns the spec as
+plain data, and :func:`make_dataset_env` builds the environment only when the user calls it and
+its entry points are on an allow-list (gymnasium's own environments by default).
 
 The file formats need ``pip install "parl-utils[offline]"`` (h5py, minari).
 """
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Callable, Iterable, Mapping
+import stat
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from parl.core.errors import DatasetError
 from parl.core.files import atomic_write
+from parl.utils._hdf5 import checked_datasets
 from parl.utils._validation import positive_int
 from parl.utils.rollout import RolloutCollector, Transition
 
@@ -38,9 +50,11 @@ __all__ = [
     "check_dataset",
     "collect",
     "concatenate",
+    "dataset_env_spec",
     "episode_returns",
     "load_d4rl_hdf5",
     "load_minari",
+    "make_dataset_env",
     "save_d4rl_hdf5",
 ]
 
@@ -58,6 +72,12 @@ DATASET_KEYS = (
 REQUIRED_KEYS = DATASET_KEYS[:5]
 MAX_BYTES = 8 * 2**30
 """The default bound on the bytes a loader reads (a million 17-dim MuJoCo steps are ~0.2 GB)."""
+MAX_METADATA_BYTES = 16 * 2**20
+"""The bound on a Minari dataset's ``metadata.json`` (spaces, specs and a description: KBs)."""
+# What h5py raises for a damaged file, depending on where the damage is.
+_HDF5_ERRORS = (OSError, RuntimeError, KeyError, ValueError, TypeError)
+GYMNASIUM_ENTRY_POINTS = ("gymnasium.envs.",)
+"""The entry points :func:`make_dataset_env` allows by default: gymnasium's own environments."""
 
 _WHERE_TO_GET = (
     "D4RL's HDF5 files come from the d4rl package's dataset URLs; Minari datasets from "
@@ -79,22 +99,23 @@ def check_dataset(dataset: Mapping[str, Any], where: str = "dataset") -> dict[st
         where: names the source in error messages (a file path, a function).
 
     Raises:
-        ValueError: naming the key that is missing, has the wrong row count or shape, or holds
-            something other than finite numbers.
+        DatasetError: (a ``ValueError``) naming the key that is missing, has the wrong row
+            count or shape, or holds something other than finite numbers (for ``terminals``
+            and ``timeouts``: other than 0 and 1).
     """
     missing = [key for key in REQUIRED_KEYS if key not in dataset]
     if missing:
-        raise ValueError(
+        raise DatasetError(
             f"{where} lacks {missing}; a dataset holds {list(REQUIRED_KEYS)} (and optionally "
             "'timeouts'), one row per transition"
         )
     arrays = {key: np.asarray(dataset[key]) for key in DATASET_KEYS if key in dataset}
     for key, array in arrays.items():
         if array.dtype.kind not in "biuf":
-            raise ValueError(f"{where}: {key!r} must hold numbers, got dtype {array.dtype}")
+            raise DatasetError(f"{where}: {key!r} must hold numbers, got dtype {array.dtype}")
     rows = arrays["observations"].shape[0] if arrays["observations"].ndim else 0
     if rows == 0:
-        raise ValueError(f"{where}: 'observations' must be [N, obs_dim] with N >= 1")
+        raise DatasetError(f"{where}: 'observations' must be [N, obs_dim] with N >= 1")
     arrays.setdefault("timeouts", np.zeros(rows, dtype=bool))
     obs_shape = arrays["observations"].shape
     expected = {
@@ -105,16 +126,20 @@ def check_dataset(dataset: Mapping[str, Any], where: str = "dataset") -> dict[st
     }
     for key, shape in expected.items():
         if arrays[key].shape != shape:
-            raise ValueError(
+            raise DatasetError(
                 f"{where}: {key!r} has shape {arrays[key].shape}, expected {shape} (as "
                 f"'observations' {obs_shape}: one row per transition)"
             )
     actions = arrays["actions"]
     if actions.ndim not in (1, 2) or actions.shape[0] != rows:
-        raise ValueError(
+        raise DatasetError(
             f"{where}: 'actions' has shape {actions.shape}, expected [{rows}, act_dim] "
             f"(continuous) or [{rows}] (discrete)"
         )
+    for key in ("terminals", "timeouts"):  # a NaN or a 2 would read as True
+        flags = arrays[key]
+        if flags.dtype != bool and not np.isin(flags, (0, 1)).all():
+            raise DatasetError(f"{where}: {key!r} must hold only 0 and 1 (or booleans)")
     discrete = actions.ndim == 1 and actions.dtype.kind in "iu"
     converted = {
         "observations": arrays["observations"].astype(np.float32, copy=False),
@@ -126,7 +151,7 @@ def check_dataset(dataset: Mapping[str, Any], where: str = "dataset") -> dict[st
     }
     for key in ("observations", "actions", "rewards", "next_observations"):
         if not np.isfinite(converted[key]).all():
-            raise ValueError(f"{where}: {key!r} holds NaN or infinite values")
+            raise DatasetError(f"{where}: {key!r} holds NaN or infinite values")
     return converted
 
 
@@ -257,43 +282,36 @@ def load_d4rl_hdf5(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) 
 
     A file without ``next_observations`` (D4RL's raw files) gets them as
     ``d4rl.qlearning_dataset`` does: the next row's observation, dropping each episode's
-    timed-out last step and the file's last row. Every array's shape and dtype is checked, and
-    their total size bounded, before any is read; on error nothing is returned.
+    timed-out last step and the file's last row. Every link and dataset of the file is checked
+    (:mod:`parl.utils._hdf5`), and the bytes it declares bounded, before any array is read;
+    on error nothing is returned.
 
     Args:
         path: the ``.hdf5`` file.
-        max_bytes: refuse files whose arrays hold more bytes than this.
+        max_bytes: refuse files whose arrays declare more bytes than this.
 
     Raises:
         FileNotFoundError: if there is no file (the message says where to get one).
-        ValueError: if the file is truncated, not HDF5, or its arrays are missing or misshapen.
+        DatasetError: if the file is truncated, not HDF5, points at other files, declares more
+            than it stores or than ``max_bytes``, or its arrays are missing or misshapen.
     """
     import h5py
 
     path = Path(path)
     if not path.is_file():
         raise _missing(path, "D4RL HDF5 file")
-    keys = list(DATASET_KEYS)
     try:
         with h5py.File(path, "r") as file:
-            linked = [k for k in keys if isinstance(file.get(k, getlink=True), h5py.ExternalLink)]
-            if linked:
-                raise ValueError(
-                    f"{path}: {linked} link to other files; a dataset file must hold its arrays"
-                )
-            present = [k for k in keys if isinstance(file.get(k), h5py.Dataset)]
-            size = sum(file[k].size * file[k].dtype.itemsize for k in present)
-            if size > max_bytes:
-                raise ValueError(
-                    f"{path} holds {size} bytes of arrays, over max_bytes={max_bytes}; pass a "
-                    "larger max_bytes if you trust the file and have the memory"
-                )
+            datasets = checked_datasets(file, str(path), max_bytes)
+            present = [key for key in DATASET_KEYS if key in datasets]
             for key in present:
-                if file[key].dtype.kind not in "biuf":
-                    raise ValueError(f"{path}: {key!r} holds {file[key].dtype}, not numbers")
-            raw = {key: file[key][()] for key in present}
-    except OSError as exc:
-        raise ValueError(
+                if datasets[key].dtype.kind not in "biuf":
+                    raise DatasetError(f"{path}: {key!r} holds {datasets[key].dtype}, not numbers")
+            raw = {key: datasets[key][()] for key in present}
+    except DatasetError:
+        raise
+    except _HDF5_ERRORS as exc:
+        raise DatasetError(
             f"cannot read {path} as HDF5 (truncated or not an HDF5 file: {exc}); build or "
             f"download it again. {_WHERE_TO_GET}"
         ) from exc
@@ -308,10 +326,10 @@ def _qlearning_rows(raw: dict[str, np.ndarray], path: Path) -> dict[str, np.ndar
     rows = len(obs)
     timeouts = np.asarray(raw.get("timeouts", np.zeros(rows, dtype=bool)), dtype=bool)
     if timeouts.shape != (rows,):
-        raise ValueError(f"{path}: 'timeouts' has shape {timeouts.shape}, expected ({rows},)")
+        raise DatasetError(f"{path}: 'timeouts' has shape {timeouts.shape}, expected ({rows},)")
     for key, value in raw.items():
         if value.ndim == 0 or len(value) != rows:
-            raise ValueError(f"{path}: {key!r} has shape {value.shape}, expected {rows} rows")
+            raise DatasetError(f"{path}: {key!r} has shape {value.shape}, expected {rows} rows")
     keep = np.flatnonzero(~timeouts[:-1])
     derived = {key: value[keep] for key, value in raw.items()}
     derived["next_observations"] = obs[keep + 1]
@@ -319,37 +337,185 @@ def _qlearning_rows(raw: dict[str, np.ndarray], path: Path) -> dict[str, np.ndar
     return derived
 
 
-def load_minari(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
-    """Read a Minari dataset already on disk into a dataset dict.
+def _minari_data(path: Path) -> Path:
+    data = path / "data" if (path / "data").is_dir() else path
+    if not (data / "metadata.json").is_file():
+        raise _missing(data, "Minari dataset (data/metadata.json)")
+    return data
+
+
+def _minari_metadata(data: Path) -> dict[str, Any]:
+    """``metadata.json`` as plain JSON data, read without blocking and bounded in size."""
+    where = data / "metadata.json"
+    try:
+        fd = os.open(where, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_METADATA_BYTES:
+                raise DatasetError(
+                    f"{where} is not a regular file of at most {MAX_METADATA_BYTES} bytes"
+                )
+            metadata = json.loads(handle.read(MAX_METADATA_BYTES + 1))
+    except (OSError, ValueError, RecursionError) as exc:
+        if isinstance(exc, DatasetError):
+            raise
+        raise DatasetError(f"cannot read {where} as JSON: {exc}") from exc
+    if not isinstance(metadata, dict):
+        raise DatasetError(f"{where} is not a JSON object")
+    return metadata
+
+
+def load_minari(
+    path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES
+) -> dict[str, np.ndarray]:
+    """Read a Minari dataset already on disk (its HDF5 format) into a dataset dict.
+
+    The arrays are read with h5py after the file is checked as :func:`load_d4rl_hdf5` checks
+    one; the metadata's spaces and environment spec are not used (Minari's loader imports the
+    spec's entry point to rebuild missing spaces: a dataset could run code). See
+    :func:`dataset_env_spec` for the environment.
 
     Args:
         path: the dataset's directory (``~/.minari/datasets/<dataset_id>``, the one holding
             ``data/``), or its ``data`` folder.
+        max_bytes: refuse datasets whose arrays declare more bytes than this.
 
     Raises:
         FileNotFoundError: if the dataset is not there (the message says how to get it).
-        ValueError: if its observations or actions are not flat arrays.
+        DatasetError: if the metadata or the data file is unreadable or unsafe, the data is in
+            another format than HDF5, or its observations or actions are not flat arrays.
     """
-    import minari
+    import h5py
 
-    path = Path(path)
-    data = path / "data" if (path / "data").is_dir() else path
-    if not (data / "metadata.json").is_file():
-        raise _missing(data, "Minari dataset (data/metadata.json)")
-    recorder = DatasetRecorder()
-    for episode in minari.MinariDataset(data).iterate_episodes():
-        observations = episode.observations
-        if not isinstance(observations, np.ndarray) or observations.ndim != 2:
-            raise ValueError(
-                f"{path}: episode {episode.id} has observations of type "
-                f"{type(observations).__name__}; only flat Box observations are supported"
-            )
-        recorder.add_batch(
-            observations[:-1],
-            episode.actions,
-            episode.rewards,
-            observations[1:],
-            episode.terminations,
-            episode.truncations,
+    data = _minari_data(Path(path))
+    metadata = _minari_metadata(data)
+    if metadata.get("data_format", "hdf5") != "hdf5":
+        raise DatasetError(
+            f"{data} holds its data as {metadata.get('data_format')!r}; PARL reads Minari's "
+            "'hdf5' format (create the dataset with data_format='hdf5')"
         )
-    return recorder.to_dict()
+    episodes = metadata.get("total_episodes")
+    if type(episodes) is not int or episodes < 1:
+        raise DatasetError(f"{data}/metadata.json: total_episodes is {episodes!r}, not a count")
+    main = data / "main_data.hdf5"
+    if not main.is_file():
+        raise _missing(main, "Minari data file")
+    recorder = DatasetRecorder()
+    try:
+        with h5py.File(main, "r") as file:
+            datasets = checked_datasets(file, str(main), max_bytes)
+            for index in range(episodes):
+                _record_minari_episode(recorder, datasets, f"episode_{index}", main)
+    except DatasetError:
+        raise
+    except _HDF5_ERRORS as exc:
+        raise DatasetError(f"cannot read {main} as HDF5 (truncated or not HDF5: {exc})") from exc
+    return check_dataset(recorder.to_dict(), str(data))
+
+
+def _record_minari_episode(
+    recorder: DatasetRecorder, datasets: Mapping[str, Any], episode: str, main: Path
+) -> None:
+    keys = ("observations", "actions", "rewards", "terminations", "truncations")
+    arrays = {}
+    for key in keys:
+        dataset = datasets.get(f"{episode}/{key}")
+        if dataset is None or dataset.dtype.kind not in "biuf":
+            raise DatasetError(
+                f"{main}: {episode}/{key} is missing or not an array of numbers; only flat Box "
+                "observations and Box or Discrete actions are supported"
+            )
+        arrays[key] = dataset[()]
+    observations = arrays["observations"]
+    if observations.ndim != 2 or len(observations) != len(arrays["rewards"]) + 1:
+        raise DatasetError(
+            f"{main}: {episode} has observations of shape {observations.shape} for "
+            f"{len(arrays['rewards'])} steps; a Minari episode holds steps + 1 flat observations"
+        )
+    recorder.add_batch(
+        observations[:-1],
+        arrays["actions"],
+        arrays["rewards"],
+        observations[1:],
+        arrays["terminations"],
+        arrays["truncations"],
+    )
+
+
+def dataset_env_spec(
+    path: str | os.PathLike[str], *, eval_env: bool = False
+) -> dict[str, Any] | None:
+    """The environment spec a Minari dataset names, as plain data (nothing is imported).
+
+    Args:
+        path: the dataset's directory or its ``data`` folder.
+        eval_env: the evaluation environment's spec instead of the collecting one's.
+
+    Returns:
+        The spec (``id``, ``entry_point``, ``kwargs``, ...) as a dict, or None if the dataset
+        names none. Build it with :func:`make_dataset_env`.
+
+    Raises:
+        DatasetError: the metadata or the spec is not readable JSON.
+    """
+    data = _minari_data(Path(path))
+    text = _minari_metadata(data).get("eval_env_spec" if eval_env else "env_spec")
+    if text is None:
+        return None
+    try:
+        spec = json.loads(text) if isinstance(text, str) else None
+    except (ValueError, RecursionError) as exc:
+        raise DatasetError(f"{data}/metadata.json: the environment spec is not JSON") from exc
+    if not isinstance(spec, dict) or not isinstance(spec.get("entry_point"), str):
+        raise DatasetError(f"{data}/metadata.json: the environment spec names no entry point")
+    return spec
+
+
+def make_dataset_env(
+    spec: Mapping[str, Any],
+    *,
+    allowed_entry_points: Sequence[str] = GYMNASIUM_ENTRY_POINTS,
+    **kwargs: Any,
+) -> gym.Env:
+    """Build the environment of a :func:`dataset_env_spec`, if its code is allowed.
+
+    The spec names Python code to import and call (its entry point and those of its
+    wrappers); a spec from a downloaded dataset is as untrusted as the dataset. Each entry
+    point's module must be on the allow-list: a prefix ending in ``.`` allows a package and
+    everything under it (``"gymnasium.envs."``), any other entry is a whole ``module:name``.
+
+    Args:
+        spec: the spec dict.
+        allowed_entry_points: what may be imported; gymnasium's own environments by default.
+        kwargs: passed to ``gym.make``.
+
+    Raises:
+        DatasetError: an entry point is not allowed (the message says how to allow it), or
+            the spec is not one gymnasium can read.
+    """
+    from gymnasium.envs.registration import EnvSpec
+
+    wrappers = spec.get("additional_wrappers") or []
+    if not isinstance(wrappers, list) or not all(isinstance(w, dict) for w in wrappers):
+        raise DatasetError("the environment spec's additional_wrappers is not a list of specs")
+    for entry in [spec.get("entry_point"), *(w.get("entry_point") for w in wrappers)]:
+        if not _allowed(entry, allowed_entry_points):
+            raise DatasetError(
+                f"the environment spec's entry point {entry!r} is not on the allow-list "
+                f"{list(allowed_entry_points)}; importing it would run its code. If you trust "
+                "the dataset, pass allowed_entry_points including it"
+            )
+    try:
+        env_spec = EnvSpec.from_json(json.dumps({"additional_wrappers": [], **spec}))
+    except (ValueError, TypeError) as exc:
+        raise DatasetError(f"the environment spec is not one gymnasium reads: {exc}") from exc
+    return gym.make(env_spec, **kwargs)
+
+
+def _allowed(entry: Any, allowed: Sequence[str]) -> bool:
+    if not isinstance(entry, str) or entry.count(":") != 1:
+        return False
+    module = entry.split(":")[0]
+    return any(
+        module.startswith(prefix) if prefix.endswith(".") else entry == prefix for prefix in allowed
+    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import zipfile
+import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, NamedTuple
@@ -322,8 +323,13 @@ class ReplayMemory:
                 length = self._check_fields(headers, pathname)
                 size, pos = self._check_other(_read_rows(archive, "other", 2, pathname), length)
                 loaded = {field: _read_rows(archive, field, size, pathname) for field in _FIELDS}
-        except (OSError, EOFError, zipfile.BadZipFile) as exc:
+        except (OSError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
             raise ValueError(f"cannot read ReplayMemory file {pathname}: {exc}") from exc
+        except (NotImplementedError, RuntimeError) as exc:  # zipfile: another compression,
+            raise ValueError(  # an encrypted entry
+                f"cannot read ReplayMemory file {pathname}: {exc}; ReplayMemory.save writes "
+                "plain or deflated entries"
+            ) from exc
         order = (pos - size + np.arange(size)) % max(size, 1)
         for field in _FIELDS:
             getattr(self, field)[:size] = loaded[field][order]

@@ -1,8 +1,8 @@
 """paddle's random state in a checkpoint: captured, and checked field by field before use.
 
 paddle parses any engine text without complaint, so every field of a saved state (device,
-seed, offset and the 312 words and position of its ``std::mt19937_64``) is checked here before
-anything is set.
+seed, offset and the 312 words and position of its ``std::mt19937_64``, which must not be the
+all-zero state) is checked here before anything is set.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from parl.core.errors import CheckpointError
-from parl.core.random_states import Integer
+from parl.core.random_states import Integer, check_mersenne_words
 
 import numpy as np
 import paddle
@@ -46,6 +46,7 @@ def _paddle_engine(text: Any, where: str) -> str:
         )
     for index, word in enumerate(words[:-1]):
         _U64.check(int(word), f"{where}[{index}]")
+    check_mersenne_words(words[:-1], 64, where)
     Integer(0, _PADDLE_ENGINE_WORDS).check(int(words[-1]), f"{where}'s position")
     return " ".join(words)
 

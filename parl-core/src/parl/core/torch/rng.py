@@ -3,7 +3,8 @@
 The CPU generator's state is the 5,056 bytes of ``torch.get_rng_state()``; each visible GPU has
 its own. torch checks a state when it is set (its size, and that the Mersenne Twister's
 position is in range), so a saved state is set on a fresh ``torch.Generator`` before anything
-of the process changes.
+of the process changes. torch takes the all-zero Mersenne Twister state, which outputs only
+zeros; it is refused here.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from parl.core.errors import CheckpointError
+from parl.core.random_states import check_mersenne_words
 
 import numpy as np
 import torch
@@ -35,6 +37,9 @@ def capture_rng() -> tuple[dict[str, np.ndarray], dict[str, Any]]:
 
 # A GPU generator's state (Philox): its seed and offset, 8 bytes each.
 _CUDA_STATE_BYTES = 16
+# The CPU state's layout (torch's legacy THGeneratorState): seed, left, seeded, next, then the
+# Mersenne Twister's 624 words, each in the low half of a uint64.
+_MT_OFFSET, _MT_WORDS = 24, 624
 
 
 def _checked_state(value: Any, where: str, device: str) -> torch.Tensor:
@@ -51,6 +56,8 @@ def _checked_state(value: Any, where: str, device: str) -> torch.Tensor:
         torch.Generator(device="cpu").set_state(state)
     except RuntimeError as exc:
         raise CheckpointError(f"{where}: torch refuses it: {exc}") from exc
+    words = value[_MT_OFFSET : _MT_OFFSET + 8 * _MT_WORDS].view("<u8") & 0xFFFFFFFF
+    check_mersenne_words(words, 32, where)
     return state
 
 
