@@ -195,6 +195,82 @@ def test_cuda_without_a_gpu_is_a_clear_error_and_moves_nothing() -> None:
     assert all(p.device.type == "cpu" for p in algorithm.model.parameters())
 
 
+class MoveRecorded(Regression):
+    """Regression that records the devices it is moved to (the agent must move it, not skip it)."""
+
+    def __init__(self, model: Model, **options) -> None:
+        super().__init__(model, **options)
+        self.moves: list[torch.device] = []
+
+    def to(self, device):
+        self.moves.append(device)
+        return super().to(device)
+
+
+class PARLStyleAgent(RegressionAgent):
+    """An agent written as PARL 2.x's torch ones are: ``self.device = ...`` in ``__init__``."""
+
+    def __init__(self, algorithm: Algorithm, device, before: bool = False) -> None:
+        if before:
+            self.device = device
+        super().__init__(algorithm)
+        if not before:
+            self.device = device
+
+
+@pytest.mark.parametrize("before", [False, True], ids=["after-super-init", "before-super-init"])
+def test_a_parl_style_agent_sets_its_device_and_moves_the_algorithm(before: bool) -> None:
+    algorithm = MoveRecorded(OneHot())
+    agent = PARLStyleAgent(algorithm, torch.device("cpu"), before=before)
+    assert algorithm.moves == [torch.device("cpu")]
+    assert agent.device == algorithm.device == torch.device("cpu")
+    assert agent.predict(np.eye(4, dtype=np.float32)).shape == (4,)
+    agent.device = "cpu"
+    assert algorithm.moves == [torch.device("cpu")] * 2
+
+
+def test_reading_the_device_before_the_algorithm_is_a_clear_error() -> None:
+    class Early(RegressionAgent):
+        def __init__(self, algorithm: Algorithm) -> None:
+            self.where = self.device
+            super().__init__(algorithm)
+
+    with pytest.raises(AttributeError, match=r"no algorithm yet: call super\(\).__init__"):
+        Early(Regression(OneHot()))
+
+
+def test_setting_cuda_without_a_gpu_is_a_clear_error_and_moves_nothing() -> None:
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU: this test is of the error without one")
+    agent = RegressionAgent(Regression(OneHot()))
+    with pytest.raises(ValueError, match=r"needs a GPU.*torch\.cuda\.is_available\(\) is False"):
+        agent.device = torch.device("cuda")
+    with pytest.raises(ValueError, match=r"needs a GPU"):
+        PARLStyleAgent(Regression(OneHot()), "cuda", before=True)
+    assert agent.device == agent.alg.device == torch.device("cpu")
+    assert all(p.device.type == "cpu" for p in agent.alg.model.parameters())
+
+
+def test_setting_the_device_moves_models_optimizer_state_and_learnable_scalars() -> None:
+    if not torch.cuda.is_available():
+        pytest.skip("needs a GPU: this test moves an agent's algorithm to CUDA and back")
+    parl.set_seed(0, backend="torch")
+    agent = RegressionAgent(Regression(OneHot()))
+    obs = np.eye(4, dtype=np.float32)
+    agent.learn(obs, obs)  # Adam's slots exist now, on the CPU
+    agent.device = torch.device("cuda")
+    alg = agent.alg
+    slots = [s for state in alg.optimizer.state.values() for k, s in state.items() if k != "step"]
+    on_gpu = [*alg.model.parameters(), alg.scale, *slots]
+    assert agent.device.type == "cuda" and all(t.device.type == "cuda" for t in on_gpu)
+    loss = agent.learn(obs, obs)  # the optimizer built on the CPU keeps working
+    assert np.isfinite(loss) and agent.predict(obs).shape == (4,)
+    agent.device = "cpu"
+    assert all(t.device.type == "cpu" for t in [*alg.model.parameters(), alg.scale])
+    built_on_gpu = PARLStyleAgent(Regression(OneHot()), torch.device("cuda"), before=True)
+    assert all(p.device.type == "cuda" for p in built_on_gpu.alg.model.parameters())
+
+
 def test_the_agent_converts_numpy_in_one_place() -> None:
     agent = RegressionAgent(Regression(OneHot()), device="cpu")
     tensor = agent.to_tensor(np.arange(4, dtype=np.int64))
