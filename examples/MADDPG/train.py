@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import parl
-from parl.env.multiagent_env import MAenv, ParallelEnvAdapter, TeamEnv
+from parl.env.multiagent_env import ParallelEnvAdapter, ParticleEnv, TeamEnv
 from parl.utils import (
     Callback,
     EvalTracker,
@@ -86,7 +86,7 @@ class Args:
 
 def make_env(args: Args) -> ParallelEnvAdapter:
     """The scenario with PARL's settings, as lists with one entry per agent."""
-    return MAenv(args.env_id, args.continuous_actions, args.max_cycles)
+    return ParticleEnv(args.env_id, args.continuous_actions, args.max_cycles)
 
 
 def build_agents(args: Args, env: ParallelEnvAdapter) -> list[MADDPGAgent]:
