@@ -291,3 +291,17 @@ def test_add_histogram_refuses_bad_input(tmp_path: Path, values, step, error) ->
     summary.set_logdir(tmp_path)
     with pytest.raises(error):
         summary.add_histogram("h", values, step)
+
+
+def test_parl_2_tensorboard_module_writes_through_the_metric_sinks(tmp_path: Path) -> None:
+    from parl.utils import tensorboard  # PARL 2.x: AlphaZero's Coach, the quadrotor tutorial
+
+    from .test_summary import read_tensorboard_scalars
+
+    logger.set_dir(str(tmp_path / "run"))
+    tensorboard.add_scalar("train/episode_reward", 21.5, 100)
+    tensorboard.add_histogram("actions", [0.1, -0.4], 100)
+    tensorboard.flush()
+    assert (100, "train/episode_reward", 21.5) in read_tensorboard_scalars(tmp_path / "run")
+    tensorboard.close()
+    assert tensorboard.add_scalar is summary.add_scalar
