@@ -251,26 +251,6 @@ def test_setting_cuda_without_a_gpu_is_a_clear_error_and_moves_nothing() -> None
     assert all(p.device.type == "cpu" for p in agent.alg.model.parameters())
 
 
-def test_setting_the_device_moves_models_optimizer_state_and_learnable_scalars() -> None:
-    if not torch.cuda.is_available():
-        pytest.skip("needs a GPU: this test moves an agent's algorithm to CUDA and back")
-    parl.set_seed(0, backend="torch")
-    agent = RegressionAgent(Regression(OneHot()))
-    obs = np.eye(4, dtype=np.float32)
-    agent.learn(obs, obs)  # Adam's slots exist now, on the CPU
-    agent.device = torch.device("cuda")
-    alg = agent.alg
-    slots = [s for state in alg.optimizer.state.values() for k, s in state.items() if k != "step"]
-    on_gpu = [*alg.model.parameters(), alg.scale, *slots]
-    assert agent.device.type == "cuda" and all(t.device.type == "cuda" for t in on_gpu)
-    loss = agent.learn(obs, obs)  # the optimizer built on the CPU keeps working
-    assert np.isfinite(loss) and agent.predict(obs).shape == (4,)
-    agent.device = "cpu"
-    assert all(t.device.type == "cpu" for t in [*alg.model.parameters(), alg.scale])
-    built_on_gpu = PARLStyleAgent(Regression(OneHot()), torch.device("cuda"), before=True)
-    assert all(p.device.type == "cuda" for p in built_on_gpu.alg.model.parameters())
-
-
 def test_the_agent_converts_numpy_in_one_place() -> None:
     agent = RegressionAgent(Regression(OneHot()), device="cpu")
     tensor = agent.to_tensor(np.arange(4, dtype=np.int64))
