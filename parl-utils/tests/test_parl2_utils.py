@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import io
 import os
 import socket
@@ -293,8 +294,10 @@ def test_add_histogram_refuses_bad_input(tmp_path: Path, values, step, error) ->
         summary.add_histogram("h", values, step)
 
 
-def test_parl_2_tensorboard_module_writes_through_the_metric_sinks(tmp_path: Path) -> None:
-    from parl.utils import tensorboard  # PARL 2.x: AlphaZero's Coach, the quadrotor tutorial
+@pytest.mark.parametrize("module", ["tensorboard", "visualdl"])
+def test_parl_2_writer_modules_write_through_the_metric_sinks(module: str, tmp_path: Path) -> None:
+    # PARL 2.x: AlphaZero's Coach (torch: tensorboard, paddle: visualdl), the quadrotor tutorial
+    tensorboard = importlib.import_module(f"parl.utils.{module}")
 
     from .test_summary import read_tensorboard_scalars
 
