@@ -35,6 +35,8 @@ class Program:
     edits: tuple[Edit, ...] = ()
     env_modules: tuple[str, ...] = ()
     """Modules of the program's environment: their absence means the env does not install."""
+    data_files: tuple[str, ...] = ()
+    """Files its README has the user download (not in PARL's repository)."""
     cluster: bool = False
     cwd: str = "."
     """Where the entry script is, inside the folder (a program of several tracks)."""
@@ -59,6 +61,7 @@ MUJOCO_ARGS = ("--train_total_steps", "1500", "--test_every_steps", "1000")
 ATARI_LIKE_ENVS = ("ale_py", "cv2")
 D4RL = ("d4rl", "mujoco_py")
 SMAC = ("smac", "pysc2")
+SIX = "six, Python 2's compatibility layer that PARL 2.x's dependencies installed: Python 3's queue"
 ALE_IMPORT = "import ale_py  # gymnasium 1.x registers no env package by itself\n"
 
 
@@ -68,6 +71,16 @@ def _ale(file: str) -> Edit:
         r"^import gymnasium as gym$",
         "import gymnasium as gym\n" + ALE_IMPORT.rstrip("\n"),
         "import ale_py: gymnasium 1.x registers the Atari games only when asked",
+        "port",
+    )
+
+
+def _running_stat(file: str) -> Edit:
+    return Edit(
+        file,
+        r"np\.zeros\(shape\)",
+        "np.zeros(() if shape is None else shape)",
+        "numpy 2 refuses np.zeros(None) (numpy 1 read it as a scalar's shape)",
         "port",
     )
 
@@ -99,7 +112,7 @@ PADDLE = [
     Program(
         "examples/PPO",
         "paddle",
-        args=("--env", "HalfCheetah-v4", "--continuous_action", *MUJOCO_ARGS),
+        args=("--env", "HalfCheetah-v4", "--continuous_action", "--train_total_steps", "5000"),
     ),
     Program(
         "examples/MADDPG",
@@ -124,6 +137,16 @@ PADDLE = [
         "examples/IMPALA",
         "paddle",
         edits=(
+            Edit("actor.py", r"^import six\n", "", SIX, "port"),
+            Edit("train.py", r"^from six\.moves import queue$", "import queue", SIX, "port"),
+            Edit(
+                "train.py",
+                r"loader = paddle\.io\.DataLoader\.from_generator\(capacity=5\)\n"
+                r"\s*loader\.set_batch_generator\(self\._batch_reader\(\)\)",
+                "loader = self._batch_reader()",
+                "paddle 3 has no DataLoader.from_generator: the learner reads the batch generator",
+                "port",
+            ),
             key("impala_config.py", "master_address", "'{xparl}'"),
             key("impala_config.py", "actor_num", "2"),
             key("impala_config.py", "train_batch_size", "100"),
@@ -136,6 +159,7 @@ PADDLE = [
         "paddle",
         args=("--train_steps", "2", "--actor_num", "2"),
         edits=(
+            _running_stat("obs_filter.py"),
             key("es_config.py", "master_address", "'{xparl}'"),
             key("es_config.py", "min_episodes_per_batch", "4"),
             key("es_config.py", "min_steps_per_batch", "400"),
@@ -152,10 +176,11 @@ PADDLE = [
             key("main.py", "actors_num", "2"),
             key("main.py", "numIters", "1"),
             key("main.py", "numEps", "2"),
-            key("main.py", "arenaCompare", "2"),
+            key("main.py", "arenaCompare", "4"),
             key("main.py", "numMCTSSims", "5"),
         ),
         env_modules=("kaggle_environments",),
+        data_files=("refmoves1k_kaggle",),
         cluster=True,
     ),
 ]
@@ -203,7 +228,7 @@ TORCH = [
         "benchmark/torch/mappo",
         "torch",
         args=("--env_num", "2", "--train_total_steps", "400"),
-        env_modules=("pettingzoo", "mpe2"),
+        env_modules=("multiagent",),  # OpenAI's particle envs, installed from their git only
     ),
     Program("benchmark/torch/qmix", "torch", env_modules=SMAC),
     Program("benchmark/torch/coma", "torch", env_modules=SMAC),
@@ -224,6 +249,14 @@ TORCH = [
         "benchmark/torch/ES",
         "torch",
         edits=(
+            _running_stat("obs_filter.py"),
+            Edit(
+                "utils.py",
+                r"dtype=np\.int\)",
+                "dtype=int)",
+                "numpy 1.24 removed the alias np.int",
+                "port",
+            ),
             key("es_config.py", "master_address", "'{xparl}'"),
             key("es_config.py", "env_name", "'HalfCheetah-v4'"),
             key("es_config.py", "actor_num", "2"),
@@ -243,10 +276,11 @@ TORCH = [
             key("main.py", "actors_num", "2"),
             key("main.py", "numIters", "1"),
             key("main.py", "numEps", "2"),
-            key("main.py", "arenaCompare", "2"),
+            key("main.py", "arenaCompare", "4"),
             key("main.py", "numMCTSSims", "5"),
         ),
         env_modules=("kaggle_environments",),
+        data_files=("refmoves1k_kaggle",),
         cluster=True,
     ),
     *(
@@ -267,7 +301,7 @@ TORCH = [
     Program(
         "examples/Baselines/Halite_competition/torch",
         "torch",
-        env_modules=("kaggle_environments",),
+        env_modules=("kaggle_environments", "zerosum_env"),
     ),
 ]
 

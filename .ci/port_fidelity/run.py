@@ -120,6 +120,8 @@ def verdict(program: Program, code: int | None, output: str, seconds: float) -> 
         return f"runs (stopped at {seconds:.0f} s, no error)"
     if code is None:
         return "stuck after an error: " + _short(last)
+    if "FileNotFoundError" in last and any(name in last for name in program.data_files):
+        return "data not here: " + ", ".join(program.data_files) + " (its README downloads it)"
     missing = MISSING_MODULE.search(last)
     if missing and missing.group(1).split(".")[0] in program.env_modules:
         return f"env does not install ({missing.group(1)})"

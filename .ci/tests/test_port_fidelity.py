@@ -55,6 +55,12 @@ def test_a_run_is_read_from_its_exit_and_its_last_error(code, output, expected) 
     assert run.verdict(program, code, output, 3.0).startswith(expected)
 
 
+def test_a_file_its_readme_downloads_is_named_as_such() -> None:
+    program = programs.Program("p", "paddle", data_files=("refmoves1k_kaggle",))
+    output = "FileNotFoundError: [Errno 2] No such file or directory: 'refmoves1k_kaggle'\n"
+    assert run.verdict(program, 1, output, 1.0).startswith("data not here: refmoves1k_kaggle")
+
+
 def test_a_torch_algorithm_that_is_missing_is_named_as_such() -> None:
     program = programs.Program("p", "torch")
     output = "AttributeError: no torch implementation of 'TD3' is installed; ...\n"
