@@ -213,7 +213,7 @@ def table(rows: list[tuple[Program, str]]) -> str:
         budget = [e for e in program.edits if e.kind == "budget"]
         edits = f"{len(port)} + {len(budget)}"
         if port:
-            edits += ": " + "; ".join(e.reason for e in port)
+            edits += ": " + "; ".join(dict.fromkeys(e.reason for e in port))
         lines.append(f"| {program.name} | {program.backend} | {edits} | {result} |")
     runs = sum(result.startswith("runs") for _, result in rows)
     lines += ["", f"{runs} of {len(rows)} run."]
