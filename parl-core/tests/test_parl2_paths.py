@@ -206,15 +206,7 @@ def test_model_base_calls_forward_and_counts_both_backends_models() -> None:
     model_base, scalar = _bases()[0], _scalar_model()
     assert scalar(0)(10, 20) == 30
     assert isinstance(Forward(), model_base)  # paddle's parl.Model, as in PARL 2.x
-    torch = pytest.importorskip("torch")
-    from parl.core.torch import Model as TorchModel
-
-    class TorchNet(TorchModel):
-        def __init__(self) -> None:
-            super().__init__()
-            self.fc = torch.nn.Linear(2, 2)
-
-    assert isinstance(TorchNet(), model_base) and not isinstance(object(), model_base)
+    assert not isinstance(object(), model_base)  # (torch's: parl-core/tests/torch/test_core.py)
 
 
 def test_algorithm_base_weights_cover_every_model_attribute() -> None:

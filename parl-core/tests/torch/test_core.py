@@ -251,6 +251,20 @@ def test_setting_cuda_without_a_gpu_is_a_clear_error_and_moves_nothing() -> None
     assert all(p.device.type == "cpu" for p in agent.alg.model.parameters())
 
 
+def test_torch_models_are_parl_2_model_base_instances() -> None:
+    from parl.core.algorithm_base import AlgorithmBase
+    from parl.core.model_base import ModelBase
+
+    class Pair(AlgorithmBase):
+        def __init__(self) -> None:
+            self.nets = {"policy": OneHot(), "value": OneHot()}
+
+    assert isinstance(OneHot(), ModelBase)
+    weights = Pair().get_weights()
+    assert sorted(weights["nets"]) == ["policy", "value"]
+    assert sorted(weights["nets"]["policy"]) == ["fc.bias", "fc.weight"]
+
+
 def test_the_agent_converts_numpy_in_one_place() -> None:
     agent = RegressionAgent(Regression(OneHot()), device="cpu")
     tensor = agent.to_tensor(np.arange(4, dtype=np.int64))
