@@ -514,6 +514,22 @@ def docs(session: nox.Session) -> None:
 
 
 @nox.session(default=False)
+def port_fidelity(session: nox.Session) -> None:
+    """PARL 2.2.1's examples and torch benchmark programs, copied from a local PARL clone and
+    run each on a tiny budget with only its listed edits; prints the table of results:
+    ``nox -s port_fidelity -- --parl PATH [--only FOLDER ...] [--timeout 60]``. Nothing is
+    fetched but the packages installed here (see docs/development/port-fidelity.md)."""
+    if not any(arg.startswith("--parl") for arg in session.posargs):
+        session.error("name a local PARL clone: nox -s port_fidelity -- --parl PATH")
+    # The programs' envs: Atari (ale-py, OpenCV), MuJoCo, the particle envs; torch beside paddle.
+    utils = "./parl-utils[atari,multiagent,offline]"
+    install_workspace(session, "-e", utils, "-e", "./parl-algos-ac[mujoco]")
+    local = ["--find-links", str(LOCAL_WHEELS)] if LOCAL_WHEELS.is_dir() else []
+    session.install(*local, TORCH)
+    session.run("python", str(CI / "port_fidelity" / "run.py"), *session.posargs)
+
+
+@nox.session(default=False)
 def bench(session: nox.Session) -> None:
     """Run a benchmark: ``nox -s bench -- <ALGO> <ENV> [--seeds 0 1 2]`` (see benchmarks/)."""
     # parl-algos-ac[mujoco]: the SAC/TD3/DDPG HalfCheetah-v5 benchmarks; [multiagent]: mpe2;

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Literal
 
 import parl
-from parl.env.multiagent_env import MAenv, ParallelEnvAdapter, TeamEnv
+from parl.env.multiagent_env import ParallelEnvAdapter, ParticleEnv, TeamEnv
 from parl.utils import (
     Callback,
     EvalTracker,
@@ -92,7 +92,7 @@ class Args:
 
 def make_env(args: Args) -> ParallelEnvAdapter:
     """The scenario with PARL's settings, as lists with one entry per agent."""
-    return MAenv(args.env_id, args.continuous_actions, args.max_cycles)
+    return ParticleEnv(args.env_id, args.continuous_actions, args.max_cycles)
 
 
 def build_agents(args: Args, env: ParallelEnvAdapter, backend: str) -> list[MADDPGAgent]:

@@ -26,7 +26,7 @@ from functools import partial
 from pathlib import Path
 
 import parl
-from parl.env.multiagent_env import MAenv, ParallelEnvAdapter, TeamEnv
+from parl.env.multiagent_env import ParallelEnvAdapter, ParticleEnv, TeamEnv
 from parl.utils import (
     Callback,
     EvalTracker,
@@ -107,7 +107,7 @@ class Args:
 
 def make_env(args: Args) -> ParallelEnvAdapter:
     """The scenario with PARL's settings, as lists with one entry per agent."""
-    return MAenv(args.env_id, max_cycles=args.max_cycles)
+    return ParticleEnv(args.env_id, max_cycles=args.max_cycles)
 
 
 def make_agent(args: Args) -> MAPPOAgent:

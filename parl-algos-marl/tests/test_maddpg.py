@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import parl
-from parl.env.multiagent_env import MAenv
+from parl.env.multiagent_env import ParticleEnv
 from parl.testing import AlgorithmContract, BadInput
 from parl.utils import ReplayMemory
 
@@ -181,7 +181,7 @@ def test_discrete_actions_are_one_hot_greedy_and_relaxed_samples(backend):
 
 
 def test_three_agents_learn_on_simple_spread():
-    env = MAenv("simple_spread", max_cycles=10)
+    env = ParticleEnv("simple_spread", max_cycles=10)
     agents = _agents(env.obs_shape_n, env.action_space)
     obs_n, _ = env.reset(seed=0)
     costs = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import parl
-from parl.env.multiagent_env import MAenv
+from parl.env.multiagent_env import ParticleEnv
 from parl.testing import AlgorithmContract, BadInput, CooperativeIdentityEnv
 from parl.utils import compute_gae
 
@@ -139,7 +139,7 @@ def test_per_agent_policies_learn_only_from_their_own_rows(rng):
 
 
 def test_a_rollout_on_simple_spread_with_gae():
-    env = MAenv("simple_spread", max_cycles=8)
+    env = ParticleEnv("simple_spread", max_cycles=8)
     n, obs_dim = env.n, env.obs_shape_n[0]
     parl.set_seed(0)
     model = MAPPOModel(obs_dim, env.state_space.shape[0], env.act_shape_n[0], n)

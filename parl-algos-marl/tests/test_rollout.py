@@ -9,7 +9,7 @@ from dataclasses import fields
 
 import parl
 import parl.remote
-from parl.env.multiagent_env import MAenv
+from parl.env.multiagent_env import ParticleEnv
 from parl.remote.testing import processes_gone, wait_for
 
 import cloudpickle
@@ -28,7 +28,7 @@ NUM_ENVS, NUM_STEPS = 4, 30  # 30 steps cross a 25-step episode end (reset, fina
 
 
 def make_env():
-    return MAenv("simple_spread")
+    return ParticleEnv("simple_spread")
 
 
 def make_agent() -> MAPPOAgent:

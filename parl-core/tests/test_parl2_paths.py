@@ -154,3 +154,149 @@ def test_save_inference_model_names_a_bare_shape_or_dtype(tmp_path, shapes, dtyp
     with pytest.raises(TypeError, match=match):
         agent.save_inference_model(tmp_path / "model", shapes, dtypes)
     assert not list(tmp_path.iterdir())
+
+
+# -- parl.core.{model,algorithm,agent}_base: PARL 2.x's framework-free bases ----------------
+
+
+def _bases():
+    from parl.core.agent_base import AgentBase
+    from parl.core.algorithm_base import AlgorithmBase
+    from parl.core.model_base import ModelBase
+
+    return ModelBase, AlgorithmBase, AgentBase
+
+
+def _scalar_model():
+    model_base = _bases()[0]
+
+    class Scalar(model_base):
+        def __init__(self, weights) -> None:
+            self.weights = weights
+
+        def forward(self, x, y):
+            return x + y
+
+        def get_weights(self):
+            return self.weights
+
+        def set_weights(self, weights):
+            if not isinstance(weights, int):
+                raise TypeError(f"Scalar takes an int, got {weights!r}")
+            self.weights = weights
+
+    return Scalar
+
+
+def _many_models():
+    scalar, algorithm_base = _scalar_model(), _bases()[1]
+
+    class Many(algorithm_base):
+        def __init__(self) -> None:
+            self.model1 = scalar(1)
+            self.model_list1 = (-1, scalar(3))
+            self.model_list2 = [scalar(4), scalar(5)]
+            self.model_dict1 = {"k1": scalar(6), "k2": -2}
+            self.not_a_model = 7
+
+    return Many()
+
+
+def test_model_base_calls_forward_and_counts_both_backends_models() -> None:
+    model_base, scalar = _bases()[0], _scalar_model()
+    assert scalar(0)(10, 20) == 30
+    assert isinstance(Forward(), model_base)  # paddle's parl.Model, as in PARL 2.x
+    assert not isinstance(object(), model_base)  # (torch's: parl-core/tests/torch/test_core.py)
+
+
+def test_algorithm_base_weights_cover_every_model_attribute() -> None:
+    alg = _many_models()
+    expected = {"model1": 1, "model_list1": [3], "model_list2": [4, 5], "model_dict1": {"k1": 6}}
+    assert alg.get_weights() == expected
+    negated = {
+        "model1": -1,
+        "model_list1": [-3],
+        "model_list2": [-4, -5],
+        "model_dict1": {"k1": -6},
+    }
+    alg.set_weights(negated)
+    other = _many_models()
+    other.set_weights(alg.get_weights())
+    assert other.get_weights() == negated
+
+
+@pytest.mark.parametrize(
+    ("change", "match"),
+    [
+        (
+            lambda w: {"model0": w.pop("model1"), **w},
+            r"missing \['model1'\], unexpected \['model0'\]",
+        ),
+        (
+            lambda w: {**w, "model_list2": [-4]},
+            "'model_list2' holds 2 models, but its weights are 1",
+        ),
+        (
+            lambda w: {**w, "model_dict1": {"k2": 0}},
+            r"holds the models \['k1'\], but its weights are for \['k2'\]",
+        ),
+    ],
+)
+def test_algorithm_base_refuses_weights_of_another_layout_and_changes_nothing(
+    change, match
+) -> None:
+    from parl.core.errors import WeightsMismatchError
+
+    alg = _many_models()
+    before = alg.get_weights()
+    with pytest.raises(WeightsMismatchError, match=match):
+        alg.set_weights(change({k: v for k, v in before.items()}))
+    assert alg.get_weights() == before
+
+
+def test_algorithm_base_puts_back_the_models_loaded_before_one_that_refuses() -> None:
+    alg = _many_models()
+    before = alg.get_weights()
+    with pytest.raises(TypeError, match="Scalar takes an int"):
+        alg.set_weights({**before, "model1": -1, "model_dict1": {"k1": "six"}})
+    assert alg.get_weights() == before
+
+
+def test_algorithm_base_over_real_models() -> None:
+    algorithm_base = _bases()[1]
+
+    class Twin(algorithm_base):
+        def __init__(self) -> None:
+            self.policies = [Forward(), Forward()]
+
+    weights = Twin().get_weights()
+    assert sorted(weights) == ["policies"] and sorted(weights["policies"][0]) == [
+        "fc.bias",
+        "fc.weight",
+    ]
+
+
+def test_agent_base_passes_weights_to_its_algorithm() -> None:
+    agent_base = _bases()[2]
+    agent, other = agent_base(_many_models()), agent_base(_many_models())
+    weights = {
+        "model1": -1,
+        "model_list1": [-3],
+        "model_list2": [-4, -5],
+        "model_dict1": {"k1": -6},
+    }
+    agent.set_weights(weights)
+    other.set_weights(agent.get_weights())
+    assert other.get_weights() == weights
+    with pytest.raises(NotImplementedError, match="does not implement learn"):
+        agent.learn()
+
+
+def test_impala_vtrace_keeps_its_parl_2_path() -> None:
+    pytest.importorskip("parl_algos_impala")
+    from parl.algorithms.paddle.impala import vtrace
+
+    import parl_algos_impala.vtrace as ours
+
+    assert vtrace.from_importance_weights is ours.from_importance_weights
+    assert vtrace.VTraceReturns is ours.VTraceReturns

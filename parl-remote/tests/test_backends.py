@@ -330,6 +330,40 @@ def test_a_shipped_module_is_imported_in_the_actor(
     assert mark == f"set by the import in {actor_pid}"
 
 
+FRAMEWORK_MODULE = """
+import parl
+
+
+class Net(parl.Model):  # resolved by the import in the actor's process
+    pass
+
+
+@parl.remote_class
+class Framework:
+    def report(self):
+        return parl.get_backend(), Net.__mro__[1].__module__
+"""
+
+
+def test_the_actor_runs_on_the_clients_framework(
+    address: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("torch")
+    # The cluster's processes started with the environment's choice; the client takes the other.
+    theirs = os.environ.get("PARL_BACKEND") or parl.get_backend()
+    ours = "torch" if theirs == "paddle" else "paddle"
+    name = "parl_framework_" + "".join(c for c in tmp_path.name if c.isalnum())
+    module_file = tmp_path / f"{name}.py"
+    module_file.write_text(FRAMEWORK_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module(name)
+    parl.remote.disconnect()
+    parl.connect(address, distributed_files=[str(module_file)])
+    monkeypatch.setenv("PARL_BACKEND", ours)
+    model_module = {"paddle": "parl.core.model", "torch": "parl.core.torch.model"}[ours]
+    assert module.Framework().report() == (ours, model_module)
+
+
 def test_n_gpu_reserves_ray_gpus(on_ray: str) -> None:
     @parl.remote_class(n_gpu=1)
     class GpuActor(Counter._original):  # type: ignore[misc, name-defined]

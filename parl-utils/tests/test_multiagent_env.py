@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from parl.env.multiagent_env import SCENARIOS, MAenv, ParallelEnvAdapter
+from parl.env.multiagent_env import SCENARIOS, MAenv, ParallelEnvAdapter, ParticleEnv
 
 import gymnasium as gym
 import numpy as np
@@ -38,7 +38,7 @@ class _Dies(BaseParallelWrapper):
 
 
 def test_spread_spaces_follow_parl():
-    env = MAenv("simple_spread")
+    env = ParticleEnv("simple_spread")
     assert env.agents_name == ["agent_0", "agent_1", "agent_2"]
     assert (env.n, env.obs_shape_n, env.act_shape_n) == (3, [18, 18, 18], [5, 5, 5])
     assert all(isinstance(space, gym.spaces.Discrete) for space in env.action_space)
@@ -50,7 +50,7 @@ def test_spread_spaces_follow_parl():
 
 def test_every_parl_scenario_builds_and_steps():
     for name in SCENARIOS:
-        env = MAenv(name)
+        env = ParticleEnv(name)
         obs_n, _info_n = env.reset(seed=0)
         assert [o.shape[0] for o in obs_n] == env.obs_shape_n, name
         obs_n, reward_n, terminated_n, truncated_n, _ = env.step([0] * env.n)
@@ -58,7 +58,7 @@ def test_every_parl_scenario_builds_and_steps():
 
 
 def test_episode_ends_in_truncation_after_max_cycles():
-    env = MAenv("simple_spread", max_cycles=4)
+    env = ParticleEnv("simple_spread", max_cycles=4)
     env.reset(seed=0)
     ends = [env.step([1, 2, 3])[2:4] for _ in range(4)]
     assert [any(truncated) for _, truncated in ends] == [False, False, False, True]
@@ -67,7 +67,7 @@ def test_episode_ends_in_truncation_after_max_cycles():
 
 
 def test_same_seed_same_episode_and_onehot_actions_are_argmaxed():
-    first, second = MAenv("simple_spread"), MAenv("simple_spread")
+    first, second = ParticleEnv("simple_spread"), ParticleEnv("simple_spread")
     a = first.reset(seed=3)[0]
     b = second.reset(seed=3)[0]
     np.testing.assert_array_equal(np.stack(a), np.stack(b))
@@ -78,7 +78,7 @@ def test_same_seed_same_episode_and_onehot_actions_are_argmaxed():
 
 
 def test_continuous_actions_are_mapped_from_minus_one_one():
-    env = MAenv("simple_spread", continuous_actions=True)
+    env = ParticleEnv("simple_spread", continuous_actions=True)
     assert env.act_shape_n == [5, 5, 5]
     env.reset(seed=0)
     zero = np.zeros(5, np.float32)
@@ -102,8 +102,8 @@ def test_a_dead_agent_gets_zeros_and_no_more_actions():
 
 def test_bad_input_is_refused():
     with pytest.raises(ValueError, match="unknown particle scenario 'simple_sprad'; choose one"):
-        MAenv("simple_sprad")
-    env = MAenv("simple")
+        ParticleEnv("simple_sprad")
+    env = ParticleEnv("simple")
     env.reset(seed=0)
     with pytest.raises(ValueError, match=r"one action per agent \(1: \['agent_0'\]\), got 2"):
         env.step([0, 0])
@@ -115,15 +115,40 @@ def test_team_env_evaluates_a_team_with_the_single_agent_tools():
     from parl.env.multiagent_env import TeamEnv
     from parl.utils import evaluate, make_vector_env
 
-    envs = make_vector_env(lambda: TeamEnv(MAenv("simple_spread", max_cycles=5)), 2)
+    envs = make_vector_env(lambda: TeamEnv(ParticleEnv("simple_spread", max_cycles=5)), 2)
     obs, _ = envs.reset(seed=0)
     assert len(obs) == 3 and obs[0].shape == (2, 18)  # per agent, batched over the sub-envs
     always_noop = lambda obs: tuple(np.zeros(len(o), np.int64) for o in obs)  # noqa: E731
     result = evaluate(envs, always_noop, 4, seed=0)
     assert list(result.lengths) == [5, 5, 5, 5] and (result.returns < 0).all()
 
-    team, single = TeamEnv(MAenv("simple_spread")), MAenv("simple_spread")
+    team, single = TeamEnv(ParticleEnv("simple_spread")), ParticleEnv("simple_spread")
     team.reset(seed=1), single.reset(seed=1)
     _, reward, terminated, truncated, _ = team.step((1, 2, 3))
     assert reward == pytest.approx(sum(single.step([1, 2, 3])[1]))
     assert not terminated and not truncated
+
+
+def test_maenv_keeps_parl_2_call_shapes_and_attributes():
+    env, twin = MAenv("simple_spread", max_cycles=3), ParticleEnv("simple_spread", max_cycles=3)
+    assert (env.n, env.agents_name, env.obs_shape_n, env.act_shape_n) == (
+        twin.n,
+        twin.agents_name,
+        twin.obs_shape_n,
+        twin.act_shape_n,
+    )
+    assert env.action_space == twin.action_space and not env.continuous_actions
+    obs_n = env.reset(seed=2)  # PARL: reset() gives obs_n alone
+    assert isinstance(obs_n, list) and len(obs_n) == 3
+    np.testing.assert_array_equal(np.stack(obs_n), np.stack(twin.reset(seed=2)[0]))
+    onehot = list(np.eye(5, dtype=np.float32)[[1, 2, 3]])  # PARL's MADDPG acts with vectors
+    steps = [env.step(onehot) for _ in range(3)]
+    assert all(len(step) == 4 for step in steps)  # obs_n, reward_n, done_n, info_n
+    assert [all(done_n) for _, _, done_n, _ in steps] == [False, False, True]
+    assert [info["TimeLimit.truncated"] for info in steps[-1][3]] == [True] * 3
+    twin_steps = [twin.step([1, 2, 3]) for _ in range(3)]
+    np.testing.assert_array_equal(np.stack(steps[-1][0]), np.stack(twin_steps[-1][0]))
+    assert steps[-1][1] == twin_steps[-1][1]
+    with pytest.raises(ValueError, match="unknown particle scenario 'simple_sprad'"):
+        MAenv("simple_sprad")
+    env.close()

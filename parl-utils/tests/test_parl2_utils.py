@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import io
 import os
 import socket
@@ -289,3 +290,19 @@ def test_add_histogram_refuses_bad_input(tmp_path: Path, values, step, error) ->
     summary.set_logdir(tmp_path)
     with pytest.raises(error):
         summary.add_histogram("h", values, step)
+
+
+@pytest.mark.parametrize("module", ["tensorboard", "visualdl"])
+def test_parl_2_writer_modules_write_through_the_metric_sinks(module: str, tmp_path: Path) -> None:
+    # PARL 2.x: AlphaZero's Coach (torch: tensorboard, paddle: visualdl), the quadrotor tutorial
+    tensorboard = importlib.import_module(f"parl.utils.{module}")
+
+    from .test_summary import read_tensorboard_scalars
+
+    logger.set_dir(str(tmp_path / "run"))
+    tensorboard.add_scalar("train/episode_reward", 21.5, 100)
+    tensorboard.add_histogram("actions", [0.1, -0.4], 100)
+    tensorboard.flush()
+    assert (100, "train/episode_reward", 21.5) in read_tensorboard_scalars(tmp_path / "run")
+    tensorboard.close()
+    assert tensorboard.add_scalar is summary.add_scalar

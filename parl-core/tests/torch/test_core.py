@@ -195,6 +195,76 @@ def test_cuda_without_a_gpu_is_a_clear_error_and_moves_nothing() -> None:
     assert all(p.device.type == "cpu" for p in algorithm.model.parameters())
 
 
+class MoveRecorded(Regression):
+    """Regression that records the devices it is moved to (the agent must move it, not skip it)."""
+
+    def __init__(self, model: Model, **options) -> None:
+        super().__init__(model, **options)
+        self.moves: list[torch.device] = []
+
+    def to(self, device):
+        self.moves.append(device)
+        return super().to(device)
+
+
+class PARLStyleAgent(RegressionAgent):
+    """An agent written as PARL 2.x's torch ones are: ``self.device = ...`` in ``__init__``."""
+
+    def __init__(self, algorithm: Algorithm, device, before: bool = False) -> None:
+        if before:
+            self.device = device
+        super().__init__(algorithm)
+        if not before:
+            self.device = device
+
+
+@pytest.mark.parametrize("before", [False, True], ids=["after-super-init", "before-super-init"])
+def test_a_parl_style_agent_sets_its_device_and_moves_the_algorithm(before: bool) -> None:
+    algorithm = MoveRecorded(OneHot())
+    agent = PARLStyleAgent(algorithm, torch.device("cpu"), before=before)
+    assert algorithm.moves == [torch.device("cpu")]
+    assert agent.device == algorithm.device == torch.device("cpu")
+    assert agent.predict(np.eye(4, dtype=np.float32)).shape == (4,)
+    agent.device = "cpu"
+    assert algorithm.moves == [torch.device("cpu")] * 2
+
+
+def test_reading_the_device_before_the_algorithm_is_a_clear_error() -> None:
+    class Early(RegressionAgent):
+        def __init__(self, algorithm: Algorithm) -> None:
+            self.where = self.device
+            super().__init__(algorithm)
+
+    with pytest.raises(AttributeError, match=r"no algorithm yet: call super\(\).__init__"):
+        Early(Regression(OneHot()))
+
+
+def test_setting_cuda_without_a_gpu_is_a_clear_error_and_moves_nothing() -> None:
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU: this test is of the error without one")
+    agent = RegressionAgent(Regression(OneHot()))
+    with pytest.raises(ValueError, match=r"needs a GPU.*torch\.cuda\.is_available\(\) is False"):
+        agent.device = torch.device("cuda")
+    with pytest.raises(ValueError, match=r"needs a GPU"):
+        PARLStyleAgent(Regression(OneHot()), "cuda", before=True)
+    assert agent.device == agent.alg.device == torch.device("cpu")
+    assert all(p.device.type == "cpu" for p in agent.alg.model.parameters())
+
+
+def test_torch_models_are_parl_2_model_base_instances() -> None:
+    from parl.core.algorithm_base import AlgorithmBase
+    from parl.core.model_base import ModelBase
+
+    class Pair(AlgorithmBase):
+        def __init__(self) -> None:
+            self.nets = {"policy": OneHot(), "value": OneHot()}
+
+    assert isinstance(OneHot(), ModelBase)
+    weights = Pair().get_weights()
+    assert sorted(weights["nets"]) == ["policy", "value"]
+    assert sorted(weights["nets"]["policy"]) == ["fc.bias", "fc.weight"]
+
+
 def test_the_agent_converts_numpy_in_one_place() -> None:
     agent = RegressionAgent(Regression(OneHot()), device="cpu")
     tensor = agent.to_tensor(np.arange(4, dtype=np.int64))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -114,3 +116,47 @@ def test_gumbel_softmax_rsample_is_a_point_of_the_simplex() -> None:
 def test_bad_input_is_refused_in_the_paddle_classes_words(make, error, match) -> None:
     with pytest.raises(error, match=match):
         make()
+
+
+# -- PARL 2.x's parl.core.torch.policy_distribution ---------------------------------------------
+
+
+def test_parl_2_torch_policy_distribution_names_over_ours() -> None:
+    from parl.core.torch import policy_distribution as ppd
+    from parl.core.torch.distributions import Categorical, DiagGaussian
+
+    torch.manual_seed(0)
+    logits = torch.tensor([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]])
+    dist = ppd.CategoricalDistribution(logits)
+    actions = torch.tensor([2, 1])
+    torch.testing.assert_close(dist.logp(actions), Categorical(logits).log_prob(actions))
+    assert dist.sample().shape == (2,) and isinstance(dist, ppd.PolicyDistribution)
+    mean = torch.zeros(2, 2, requires_grad=True)
+    logstd = torch.full((2, 2), math.log(2.0), requires_grad=True)
+    gaussian = ppd.DiagGaussianDistribution((mean, logstd))
+    torch.testing.assert_close(gaussian.std, torch.full((2, 2), 2.0))
+    torch.testing.assert_close(gaussian.logp(mean), DiagGaussian(mean, logstd.exp()).log_prob(mean))
+    gaussian.sample().sum().backward()  # PARL's sample is reparameterised
+    assert mean.grad is not None and logstd.grad is not None
+
+
+def test_parl_2_soft_categoricals_are_differentiable_relaxations() -> None:
+    from parl.core.torch import policy_distribution as ppd
+
+    torch.manual_seed(0)
+    logits = torch.tensor([[5.0, 0.0, 0.0], [0.0, 0.0, 0.0]], requires_grad=True)
+    sample = ppd.SoftCategoricalDistribution(logits).sample()
+    torch.testing.assert_close(sample.sum(-1), torch.ones(2))
+    sample[:, 0].sum().backward()
+    assert logits.grad is not None and float(logits.grad.abs().sum()) > 0
+    multi = ppd.SoftMultiCategoricalDistribution(
+        torch.tensor([[9.0, 0.0, 0.0, 9.0, 0.0]]), low=[0, 1], high=[1, 3]
+    )
+    assert multi.sample().shape == (1, 5) and multi.mode().tolist() == [[0, 2]]
+    torch.testing.assert_close(multi.kl(multi), torch.zeros(1))
+    with pytest.raises(ValueError, match="2-D"):
+        ppd.CategoricalDistribution(torch.zeros(2, 1, 3))
+    with pytest.raises(TypeError, match="mean, logstd"):
+        ppd.DiagGaussianDistribution(torch.zeros(2, 2))
+    with pytest.raises(ValueError, match="side by side"):
+        ppd.SoftMultiCategoricalDistribution(torch.zeros(1, 4), [0, 0], [1, 2])

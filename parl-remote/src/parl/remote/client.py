@@ -41,6 +41,7 @@ from parl.remote.exceptions import (
     as_remote,
 )
 from parl.remote.files import collect_files, pack_files
+from parl.remote.framework import client_framework
 from parl.remote.security import SECRET_ENV, Mode, Security
 from parl.remote.serialization import dumps, payload_size
 
@@ -459,6 +460,7 @@ class Client:
             "client_id": self.client_id,
             "max_memory": max_memory,
             "max_message_bytes": self.limits.max_message_bytes,
+            "framework": client_framework(),
         }
         deadline = time.monotonic() + self.timeouts.resource_timeout
         while True:

@@ -27,11 +27,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
+from parl.core.backend import BACKENDS
 from parl.remote import protocol as P
 from parl.remote.backends import shadowing_attributes
 from parl.remote.config import Limits, Timeouts
 from parl.remote.exceptions import DeserializeError, SerializeError
 from parl.remote.files import unpack_files, write_files
+from parl.remote.framework import adopt_framework
 from parl.remote.memory import MemoryLimit
 from parl.remote.processes import end_own_group, raise_fd_limit
 from parl.remote.security import Mode, Security
@@ -342,6 +344,9 @@ class Job:
         if max_memory is not None:
             max_memory = P.number(spec, "max_memory", 1e-3, 1e12, 0)
         reply_limit = P.integer(spec, "max_message_bytes", 1, 1 << 62)
+        framework = spec.get("framework")
+        if framework is not None and framework not in BACKENDS:
+            raise P.BadMessage(f"field 'framework' must be null or one of {BACKENDS}")
         try:
             files = unpack_files(bytes(payload[1]), bytes(payload[2]))
         except ValueError as exc:
@@ -355,6 +360,7 @@ class Job:
             self.memory_limit = MemoryLimit(max_memory, self.job_id)
         os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(gpus)
         os.environ["XPARL_CLIENT_ID"] = client_id
+        adopt_framework(framework)  # before the class's modules resolve parl.Model
         sys.path.insert(0, os.getcwd())
         print(f"[xparl] job {self.job_id} hosts an actor of class {name}", flush=True)
         try:

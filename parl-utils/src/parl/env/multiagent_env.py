@@ -8,9 +8,12 @@ episode (a zero observation, reward 0, ``terminated`` true, ``alive`` false in i
 offers a global :meth:`~ParallelEnvAdapter.state` for centralised critics and mixers (QMIX,
 MAPPO): the env's own ``state()`` where it has one, else the agents' observations concatenated.
 
-:func:`MAenv` builds the multi-agent particle environments (``mpe2``, which PettingZoo 1.25
-split out of ``pettingzoo.mpe``) with PARL 2.x's settings: 25 steps per episode, and for
-continuous actions the agents' ``[-1, 1]`` mapped onto the env's bounds.
+:class:`ParticleEnv` builds the multi-agent particle environments (``mpe2``, which PettingZoo
+1.25 split out of ``pettingzoo.mpe``) with PARL 2.x's settings: 25 steps per episode, and for
+continuous actions the agents' ``[-1, 1]`` mapped onto the env's bounds. :class:`MAenv` is
+PARL 2.x's class of the same scenarios, with PARL's call shapes (``reset()`` gives ``obs_n``,
+``step`` gives ``obs_n, reward_n, done_n, info_n``), so PARL's multi-agent programs run as
+written.
 
 :class:`TeamEnv` shows a whole team as one gymnasium env (a tuple of observations in, a tuple
 of actions out, the agents' rewards summed), so that the single-agent tools (vector envs,
@@ -19,12 +22,15 @@ of actions out, the agents' rewards summed), so that the single-agent tools (vec
 Install with ``pip install "parl-utils[multiagent]"``.
 
 Examples:
-    >>> from parl.env.multiagent_env import MAenv
-    >>> env = MAenv("simple_spread")
+    >>> from parl.env.multiagent_env import MAenv, ParticleEnv
+    >>> env = ParticleEnv("simple_spread")
     >>> env.n, env.obs_shape_n, env.act_shape_n
     (3, [18, 18, 18], [5, 5, 5])
     >>> obs_n, info_n = env.reset(seed=0)
     >>> obs_n, reward_n, terminated_n, truncated_n, info_n = env.step([0, 1, 2])
+    >>> parl_env = MAenv("simple_spread")  # PARL 2.x's shapes
+    >>> obs_n = parl_env.reset()
+    >>> obs_n, reward_n, done_n, info_n = parl_env.step([0, 1, 2])
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-__all__ = ["SCENARIOS", "MAenv", "ParallelEnvAdapter", "TeamEnv"]
+__all__ = ["SCENARIOS", "MAenv", "ParallelEnvAdapter", "ParticleEnv", "TeamEnv"]
 
 # PARL 2.x's scenarios, each with the mpe2 module and the keyword arguments PARL built it with.
 SCENARIOS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -184,12 +190,28 @@ class ParallelEnvAdapter:
         return obs_n, info_n
 
 
-class _ParticleEnv(ParallelEnvAdapter):
-    """PARL's action conventions on an MPE env: a discrete action may be an int or a vector
-    (one-hot or logits, its argmax is taken); a continuous one lies in ``[-1, 1]``."""
+class ParticleEnv(ParallelEnvAdapter):
+    """One of PARL 2.x's particle scenarios (``simple_spread``, …) as a list-per-agent env.
 
-    def __init__(self, env: Any, continuous_actions: bool) -> None:
-        super().__init__(env)
+    gymnasium's call shapes with one list entry per agent (``reset`` → ``obs_n, info_n``,
+    ``step`` → ``obs_n, reward_n, terminated_n, truncated_n, info_n``) and PARL's action
+    conventions: a discrete action may be an int or a vector (one-hot or logits, its argmax is
+    taken); a continuous one lies in ``[-1, 1]`` and is mapped onto the env's bounds.
+
+    Args:
+        scenario_name: a key of :data:`SCENARIOS`.
+        continuous_actions: Box actions in ``[-1, 1]`` instead of Discrete ones.
+        max_cycles: steps per episode (PARL: 25); the last step is a truncation.
+
+    Raises:
+        ValueError: an unknown scenario (the known ones are listed).
+        ImportError: mpe2 is not installed.
+    """
+
+    def __init__(
+        self, scenario_name: str, continuous_actions: bool = False, max_cycles: int = 25
+    ) -> None:
+        super().__init__(_particle_env(scenario_name, continuous_actions, max_cycles))
         self.continuous_actions = continuous_actions
 
     def _env_action(self, index: int, action: Any) -> Any:
@@ -207,6 +229,64 @@ class _ParticleEnv(ParallelEnvAdapter):
         return np.clip(mapped, space.low, space.high).astype(space.dtype)
 
 
+class MAenv:
+    """PARL 2.x's ``MAenv``: a particle scenario with PARL's call shapes, for PARL's programs.
+
+    ``reset()`` returns ``obs_n`` and ``step(action_n)`` returns ``obs_n, reward_n, done_n,
+    info_n``, lists with one entry per agent, as PARL 2.x's MADDPG programs unpack them;
+    ``done_n[i]`` is true when agent ``i`` terminated or the episode was cut at
+    ``max_cycles`` (each ``info_n[i]`` says which: ``"TimeLimit.truncated"``, as gym did).
+    The attributes are PARL's: ``n``, ``agents_name``, ``observation_space`` and
+    ``action_space`` (one space per agent), ``obs_shape_n``, ``act_shape_n`` and
+    ``continuous_actions``. New code that stores transitions should use
+    :class:`ParticleEnv`, which keeps ``terminated`` and ``truncated`` apart.
+
+    Args:
+        scenario_name: a key of :data:`SCENARIOS`.
+        continuous_actions: Box actions in ``[-1, 1]`` instead of Discrete ones.
+        max_cycles: steps per episode (PARL: 25).
+
+    Raises:
+        ValueError: an unknown scenario (the known ones are listed).
+        ImportError: mpe2 is not installed.
+    """
+
+    def __init__(
+        self, scenario_name: str, continuous_actions: bool = False, max_cycles: int = 25
+    ) -> None:
+        self.env = ParticleEnv(scenario_name, continuous_actions, max_cycles)
+        self.continuous_actions = continuous_actions
+        self.n = self.env.n
+        self.agents_name = self.env.agents_name
+        self.observation_space = self.env.observation_space
+        self.action_space = self.env.action_space
+        self.obs_shape_n = self.env.obs_shape_n
+        self.act_shape_n = self.env.act_shape_n
+
+    def reset(self, seed: int | None = None) -> list[np.ndarray]:
+        """Start an episode; returns ``obs_n``, one observation per agent."""
+        obs_n, _ = self.env.reset(seed=seed)
+        return obs_n
+
+    def step(
+        self, action_n: Sequence[Any]
+    ) -> tuple[list[np.ndarray], list[float], list[bool], list[dict[str, Any]]]:
+        """Act for every agent; returns ``(obs_n, reward_n, done_n, info_n)``."""
+        obs_n, reward_n, terminated_n, truncated_n, info_n = self.env.step(action_n)
+        done_n = [t or u for t, u in zip(terminated_n, truncated_n, strict=True)]
+        for info, truncated in zip(info_n, truncated_n, strict=True):
+            info["TimeLimit.truncated"] = truncated
+        return obs_n, reward_n, done_n, info_n
+
+    def render(self) -> Any:
+        """Render the scenario (the mpe2 env's ``render``)."""
+        return self.env.env.render()
+
+    def close(self) -> None:
+        """Close the wrapped env."""
+        self.env.close()
+
+
 class TeamEnv(gym.Env[tuple[np.ndarray, ...], tuple[Any, ...]]):
     """A multi-agent env as one gymnasium env: the team is the player.
 
@@ -216,7 +296,7 @@ class TeamEnv(gym.Env[tuple[np.ndarray, ...], tuple[Any, ...]]):
     has terminated and is truncated when any agent is.
 
     Args:
-        env: a :class:`ParallelEnvAdapter` (e.g. from :func:`MAenv`).
+        env: a :class:`ParallelEnvAdapter` (e.g. a :class:`ParticleEnv`).
     """
 
     # gymnasium declares `metadata` as an instance attribute, so no ClassVar here.
@@ -247,20 +327,8 @@ class TeamEnv(gym.Env[tuple[np.ndarray, ...], tuple[Any, ...]]):
         self.env.close()
 
 
-def MAenv(
-    scenario_name: str, continuous_actions: bool = False, max_cycles: int = 25
-) -> ParallelEnvAdapter:
-    """One of PARL 2.x's particle scenarios (``simple_spread``, …) as a list-per-agent env.
-
-    Args:
-        scenario_name: a key of :data:`SCENARIOS`.
-        continuous_actions: Box actions in ``[-1, 1]`` instead of Discrete ones.
-        max_cycles: steps per episode (PARL: 25); the last step is a truncation.
-
-    Raises:
-        ValueError: an unknown scenario (the known ones are listed).
-        ImportError: mpe2 is not installed.
-    """
+def _particle_env(scenario_name: str, continuous_actions: bool, max_cycles: int) -> Any:
+    """The mpe2 parallel env of a PARL scenario, built with PARL's settings."""
     if scenario_name not in SCENARIOS:
         raise ValueError(
             f"unknown particle scenario {scenario_name!r}; choose one of {sorted(SCENARIOS)}"
@@ -270,9 +338,8 @@ def MAenv(
         module = importlib.import_module(f"mpe2.{module_name}")
     except ImportError as exc:
         raise ImportError(
-            f"MAenv({scenario_name!r}) needs PettingZoo and mpe2; {_INSTALL_HINT}"
+            f"the particle scenario {scenario_name!r} needs PettingZoo and mpe2; {_INSTALL_HINT}"
         ) from exc
-    env = module.parallel_env(
+    return module.parallel_env(
         max_cycles=max_cycles, continuous_actions=continuous_actions, **options
     )
-    return _ParticleEnv(env, continuous_actions)

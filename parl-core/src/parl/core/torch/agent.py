@@ -8,7 +8,7 @@ from parl.core.backend import Backend
 from parl.core.base import AgentBase, AlgorithmBase
 from parl.core.torch.algorithm import Algorithm
 from parl.core.torch.backend import BACKEND
-from parl.core.torch.tensors import to_numpy
+from parl.core.torch.tensors import resolve_device, to_numpy
 
 import numpy as np
 import torch
@@ -22,9 +22,10 @@ class Agent(AgentBase):
 
     As the paddle ``parl.Agent`` (PARL 2.x's weight exchange, one-model ``save``/``restore``,
     atomic training checkpoints that are validated in full before anything is applied,
-    train/eval switching), plus a device: ``device="cuda"`` moves every model of the algorithm
-    to the GPU, and :meth:`to_tensor` / :meth:`to_numpy` are the one place where data crosses
-    between numpy and the device.
+    train/eval switching), plus a device: ``device="cuda"`` (or, as PARL 2.x's torch agents
+    write, ``self.device = torch.device("cuda")`` in a subclass) moves every model of the
+    algorithm to the GPU, and :meth:`to_tensor` / :meth:`to_numpy` are the one place where
+    data crosses between numpy and the device.
 
     Args:
         algorithm: the ``parl.core.torch.Algorithm`` this agent drives.
@@ -41,15 +42,43 @@ class Agent(AgentBase):
     alg: Any
 
     def __init__(self, algorithm: Algorithm, device: str | torch.device | None = None) -> None:
+        # PARL 2.x's torch agents may set ``self.device`` before calling this.
+        pending = self.__dict__.pop("_pending_device", None)
         super().__init__(algorithm)
-        if device is not None:
-            algorithm.to(device)
+        if device is not None or pending is not None:
+            self.device = device if device is not None else pending
 
     @property
     def device(self) -> torch.device:
-        """Where the algorithm's models live."""
+        """Where the algorithm's models live; set it to move them (PARL 2.x's ``self.device``).
+
+        Setting it moves every model of the algorithm, its optimizers' state and its
+        ``checkpoint_state`` tensors (:meth:`parl.core.torch.Algorithm.to`), so the agent's
+        tensors and the algorithm's weights never sit on two devices. Set before
+        ``super().__init__`` (as some PARL 2.x agents do), the move happens there.
+
+        Raises:
+            ValueError: the device is not usable here (``"cuda"`` without a GPU or on a CPU
+                build of torch); nothing is moved then.
+        """
+        if "alg" not in self.__dict__:
+            pending: torch.device | None = self.__dict__.get("_pending_device")
+            if pending is None:
+                raise AttributeError(
+                    f"{type(self).__name__}.device is the algorithm's device, and there is no "
+                    "algorithm yet: call super().__init__(algorithm) first"
+                )
+            return pending
         device: torch.device = self.alg.device
         return device
+
+    @device.setter
+    def device(self, device: str | torch.device) -> None:
+        target = resolve_device(device)
+        if "alg" not in self.__dict__:
+            self.__dict__["_pending_device"] = target
+            return
+        self.alg.to(target)
 
     def to_tensor(self, value: ArrayLike, dtype: torch.dtype = torch.float32) -> torch.Tensor:
         """``value`` (numpy or anything ``numpy.asarray`` takes) as a tensor on the device."""

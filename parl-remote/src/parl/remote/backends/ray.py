@@ -54,6 +54,7 @@ from parl.remote.exceptions import (
     as_remote,
 )
 from parl.remote.files import collect_files, write_files
+from parl.remote.framework import adopt_framework, client_framework
 from parl.remote.memory import MemoryLimit
 from parl.remote.serialization import dumps, loads
 
@@ -104,14 +105,17 @@ class _Host:
         token: str,
         check_interval: float,
         files: dict[str, bytes],
+        framework: str | None,
     ) -> None:
         # As in an xparl job: modules that define remote classes import them as plain classes,
-        # and the shipped files are the working directory, first on sys.path.
+        # the shipped files are the working directory, first on sys.path, and parl.Model is
+        # the client's framework's.
         os.environ["XPARL"] = "True"
         self.instance: Any = None
         self.init_error: BaseException | None = None
         limit = MemoryLimit(max_memory, f"(Ray) {token[:12]}") if max_memory else None
         try:
+            adopt_framework(framework)
             folder = None
             if files:
                 folder = Path(tempfile.mkdtemp(prefix="parl-actor-"))
@@ -372,7 +376,7 @@ class RayBackend(Backend):
             self.hosts[spec.cls] = (self.ray.remote(host_class), forwarded)
         host, forwarded = self.hosts[spec.cls]
         handle = host.options(**options).remote(
-            frames, arg_frames, spec.max_memory, token, interval, self.files
+            frames, arg_frames, spec.max_memory, token, interval, self.files, client_framework()
         )
         ref = RayActorRef(spec, handle, token, forwarded)
         with self.lock:
