@@ -253,3 +253,10 @@ def test_loads_a_checkpoint_and_weights_of_the_previous_version():
         np.testing.assert_allclose(
             agent.predict(expected["probe"]), expected["expected"], rtol=1e-6
         )
+
+
+def test_parl2_agents_read_the_discount_from_the_algorithm() -> None:
+    """PARL 2.x's MADDPG agents compute their targets with ``self.alg.gamma``."""
+    from parl_algos_marl import MADDPG
+
+    assert MADDPG.gamma.__doc__ and "PARL 2.x" in MADDPG.gamma.__doc__

@@ -113,6 +113,11 @@ class MADDPG(Algorithm):
         if device is not None:
             self.to(device)
 
+    @property
+    def gamma(self) -> float:
+        """The discount factor (``config.gamma``), which PARL 2.x's MADDPG agents read."""
+        return self.config.gamma
+
     # -- acting ---------------------------------------------------------------------------
 
     def predict(self, obs: Any) -> Tensor:

@@ -82,7 +82,7 @@ class RolloutWorker:
     """Steps ``num_envs`` copies of a team env with the weights it is handed.
 
     Args:
-        make_env: returns one multi-agent env (e.g. ``MAenv("simple_spread")``); picklable for
+        make_env: returns one multi-agent env (e.g. ``ParticleEnv("simple_spread")``); picklable for
             remote workers (a script's own functions are).
         make_agent: returns a :class:`~parl_algos_marl.MAPPOAgent` of the learner's layout.
         num_envs: env copies.
