@@ -494,3 +494,13 @@ def test_one_minibatch_epochs_are_full_batch_learn_steps():
     np.testing.assert_allclose(mean, np.mean(losses, axis=0), rtol=1e-5, atol=1e-6)
     for name, value in looped.get_weights().items():
         np.testing.assert_allclose(epochs.get_weights()[name], value, rtol=1e-5, atol=1e-6)
+
+
+def test_a_refused_batch_leaves_the_learning_rate_as_it_was():
+    alg = PPO(LinearDiscrete(), initial_lr=1e-3)
+    actions = np.zeros(5, dtype=np.int64)
+    with pytest.raises(ValueError, match="batch_adv must have shape"):
+        alg.learn(OBS, actions, OLD_VALUE, RETURNS, np.zeros(5), ADV[:4], lr=5e-4)
+    with pytest.raises(ValueError, match="does not split into 2"):
+        alg.learn_epochs(OBS, actions, OLD_VALUE, RETURNS, np.zeros(5), ADV, 1, 2, lr=5e-4)
+    assert alg.optimizer.get_lr() == pytest.approx(1e-3)

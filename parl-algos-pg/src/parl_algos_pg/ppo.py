@@ -292,10 +292,10 @@ class PPO(OnPolicyAlgorithm):
             TypeError: discrete actions given to a continuous PPO, or the reverse.
         """
         where = "PPO.learn"
-        self._set_lr(lr)
         rollout = self._rollout(
             batch_obs, batch_action, batch_value, batch_return, batch_logprob, batch_adv, where
         )
+        self._set_lr(lr)
         stats = self.ops.to_numpy(self._step(rollout, where)).tolist()
         return stats[0], stats[1], stats[2]
 
@@ -334,7 +334,6 @@ class PPO(OnPolicyAlgorithm):
         where = "PPO.learn_epochs"
         epochs = positive_int("epochs", epochs)
         num_minibatches = positive_int("num_minibatches", num_minibatches)
-        self._set_lr(lr)
         rollout = self._rollout(
             batch_obs, batch_action, batch_value, batch_return, batch_logprob, batch_adv, where
         )
@@ -344,6 +343,7 @@ class PPO(OnPolicyAlgorithm):
                 f"{where}: the rollout has {size} samples, which does not split into "
                 f"{num_minibatches} equal minibatches; pick num_minibatches dividing {size}"
             )
+        self._set_lr(lr)
         rng = rng if rng is not None else np.random.default_rng()
         steps: list[Tensor] = []
         kl, epochs_run = self.config.target_kl, 0
