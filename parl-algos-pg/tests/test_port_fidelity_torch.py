@@ -2,7 +2,8 @@
 
 The models and agents below are written from PARL 2.2.1's torch benchmarks' documented use
 (``benchmark/torch/QuickStart`` and ``benchmark/torch/ppo``): ``torch.tensor`` observations
-into ``PolicyGradient.predict`` (one unbatched observation) and ``learn`` (actions ``[B]``,
+on the agent's ``self.device`` (which PARL's torch agents set in ``__init__``) into
+``PolicyGradient.predict`` (one unbatched observation) and ``learn`` (actions ``[B]``,
 ``loss.item()``); ``PPO.sample`` giving actions ``[B, ...]`` straight to the environment (no
 ``[0]``, unlike paddle PARL's agents), ``predict`` on ``obs.unsqueeze(0)`` flattened, minibatches
 from ``torch.from_numpy`` and a ``[1, act_dim]`` log-std parameter. Budgets are tiny; the point
@@ -33,19 +34,29 @@ class CartpoleModel(Model):
         return torch.nn.functional.softmax(self.fc2(torch.tanh(self.fc1(x))), dim=-1)
 
 
+def _device():
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
 class CartpoleAgent(Agent):
+    def __init__(self, algorithm):
+        super().__init__(algorithm)
+        self.device = _device()  # PARL's torch agents set it; it moves the algorithm
+
     def sample(self, obs):
-        prob = self.alg.predict(torch.tensor(obs, dtype=torch.float)).cpu().data.numpy()
+        obs = torch.tensor(obs, device=self.device, dtype=torch.float)
+        prob = self.alg.predict(obs).cpu().data.numpy()
         return int(np.random.choice(len(prob), 1, p=prob)[0])
 
     def predict(self, obs):
-        _, action = self.alg.predict(torch.tensor(obs, dtype=torch.float)).max(-1)
+        obs = torch.tensor(obs, device=self.device, dtype=torch.float)
+        _, action = self.alg.predict(obs).max(-1)
         return action.item()
 
     def learn(self, obs, action, reward):
-        obs = torch.tensor(obs, dtype=torch.float)
-        action = torch.tensor(action, dtype=torch.long)
-        reward = torch.tensor(reward, dtype=torch.float)
+        obs = torch.tensor(obs, device=self.device, dtype=torch.float)
+        action = torch.tensor(action, device=self.device, dtype=torch.long)
+        reward = torch.tensor(reward, device=self.device, dtype=torch.float)
         return self.alg.learn(obs, action, reward).item()
 
 
@@ -95,19 +106,24 @@ class MujocoModel(Model):
 
 
 class PPOAgent(Agent):
+    def __init__(self, algorithm):
+        super().__init__(algorithm)
+        self.device = _device()
+
     def predict(self, obs):
-        obs = torch.FloatTensor(obs).unsqueeze(0)
+        obs = torch.FloatTensor(obs).unsqueeze(0).to(self.device)
         return self.alg.predict(obs).cpu().detach().numpy().flatten()
 
     def sample(self, obs):
-        value, action, logp, entropy = self.alg.sample(torch.FloatTensor(obs))
+        value, action, logp, entropy = self.alg.sample(torch.FloatTensor(obs).to(self.device))
         return tuple(t.cpu().detach().numpy() for t in (value, action, logp, entropy))
 
     def learn(self, batch, minibatch: int):
         losses = []
         for start in range(0, len(batch[0]), minibatch):
             rows = [
-                torch.from_numpy(np.ascontiguousarray(a[start : start + minibatch])) for a in batch
+                torch.from_numpy(np.ascontiguousarray(a[start : start + minibatch])).to(self.device)
+                for a in batch
             ]
             losses.append(self.alg.learn(*rows, None))
         return losses

@@ -47,9 +47,14 @@ class Agent(AgentBase):
 
     @property
     def device(self) -> torch.device:
-        """Where the algorithm's models live."""
+        """Where the algorithm's models live; setting it moves them (and the optimizers), as
+        PARL 2.x's torch agents' ``self.device = torch.device(...)`` expects."""
         device: torch.device = self.alg.device
         return device
+
+    @device.setter
+    def device(self, device: str | torch.device) -> None:
+        self.alg.to(device)
 
     def to_tensor(self, value: ArrayLike, dtype: torch.dtype = torch.float32) -> torch.Tensor:
         """``value`` (numpy or anything ``numpy.asarray`` takes) as a tensor on the device."""
