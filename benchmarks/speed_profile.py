@@ -63,7 +63,7 @@ PPO_BUCKETS: list[Bucket] = [
         "value calls of truncations and the last obs, GAE",
     ),
     ("learn (total)", [("parl_algos_pg/ppo.py", "learn_epochs")], "everything below"),
-    ("· checks", [("parl_algos_pg/ppo.py", "_rollout")], "conversion + the action check"),
+    ("· checks", [("parl_algos_pg/ppo.py", "_batch")], "conversion + the action check"),
     ("· minibatch gather", [("parl_algos_pg/ppo.py", "_rows")], "take_rows per minibatch"),
     (
         "· forward + loss",

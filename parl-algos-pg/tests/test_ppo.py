@@ -172,9 +172,9 @@ def test_gradients_are_clipped_by_global_norm():
 
     # The raw gradients, from an unclipped copy of the same loss.
     probe = PPO(copy.deepcopy(model), max_grad_norm=1e9, initial_lr=lr, eps=eps)
-    rollout = probe._rollout(OBS, action, OLD_VALUE, RETURNS, old_logp, ADV, "test")
+    batch = probe._batch(OBS, action, OLD_VALUE, RETURNS, old_logp, ADV, "test")
     before = model.get_weights()
-    probe._step(rollout, "test")
+    probe._step(batch, "test")
     grads = {name: p.grad.numpy() for name, p in probe.model.named_parameters()}
     global_norm = np.sqrt(sum((g**2).sum() for g in grads.values()))
     assert global_norm > max_norm * 2, "the test needs gradients large enough to be clipped"

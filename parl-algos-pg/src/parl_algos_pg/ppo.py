@@ -16,7 +16,7 @@ from pydantic import Field, NonNegativeFloat, PositiveFloat
 
 from parl_algos_pg.on_policy import OnPolicyAlgorithm
 
-__all__ = ["PARL_DRAW_AXIS", "PPO", "PPOConfig", "PPOStats", "PolicySample", "Rollout"]
+__all__ = ["PARL_DRAW_AXIS", "PPO", "PPOBatch", "PPOConfig", "PPOStats", "PolicySample"]
 
 ADV_EPS = 1e-8
 """Added to the advantages' standard deviation when normalising them."""
@@ -97,8 +97,9 @@ class PolicySample(NamedTuple):
     """Policy entropies ``[B]``."""
 
 
-class Rollout(NamedTuple):
-    """A checked batch of on-policy samples, tensors on the algorithm's device."""
+class PPOBatch(NamedTuple):
+    """A checked batch of on-policy samples (a rollout or a minibatch of it), tensors on the
+    algorithm's device."""
 
     obs: Tensor
     """float32 ``[B, ...]``."""
@@ -292,11 +293,11 @@ class PPO(OnPolicyAlgorithm):
             TypeError: discrete actions given to a continuous PPO, or the reverse.
         """
         where = "PPO.learn"
-        rollout = self._rollout(
+        batch = self._batch(
             batch_obs, batch_action, batch_value, batch_return, batch_logprob, batch_adv, where
         )
         self._set_lr(lr)
-        stats = self.ops.to_numpy(self._step(rollout, where)).tolist()
+        stats = self.ops.to_numpy(self._step(batch, where)).tolist()
         return stats[0], stats[1], stats[2]
 
     def learn_epochs(
@@ -334,10 +335,10 @@ class PPO(OnPolicyAlgorithm):
         where = "PPO.learn_epochs"
         epochs = positive_int("epochs", epochs)
         num_minibatches = positive_int("num_minibatches", num_minibatches)
-        rollout = self._rollout(
+        batch = self._batch(
             batch_obs, batch_action, batch_value, batch_return, batch_logprob, batch_adv, where
         )
-        size = rollout.obs.shape[0]
+        size = batch.obs.shape[0]
         if size % num_minibatches:
             raise ValueError(
                 f"{where}: the rollout has {size} samples, which does not split into "
@@ -348,12 +349,12 @@ class PPO(OnPolicyAlgorithm):
         steps: list[Tensor] = []
         kl, epochs_run = self.config.target_kl, 0
         while epochs_run < epochs:
-            stats = self._epoch(rollout, num_minibatches, rng, where)
+            stats = self._epoch(batch, num_minibatches, rng, where)
             steps, epochs_run = steps + stats, epochs_run + 1
             if kl is not None and float(self.ops.stack(stats)[:, 3].mean()) > kl:
                 break
         means = self.ops.mean(self.ops.stack(steps), axis=0)
-        explained = self._explained_variance(rollout).reshape([1])
+        explained = self._explained_variance(batch).reshape([1])
         value_loss, action_loss, entropy, approx_kl, clip_fraction, explained_variance = (
             self.ops.to_numpy(self.ops.concat([means, explained])).tolist()
         )
@@ -368,25 +369,25 @@ class PPO(OnPolicyAlgorithm):
         )
 
     def _epoch(
-        self, rollout: Rollout, num_minibatches: int, rng: np.random.Generator, where: str
+        self, batch: PPOBatch, num_minibatches: int, rng: np.random.Generator, where: str
     ) -> list[Tensor]:
         """One shuffled pass over the rollout; the statistics of each gradient step."""
         if num_minibatches == 1:
             # A full-batch step does not depend on the order: no shuffle, no gather.
-            return [self._step(rollout, where)]
-        size = rollout.obs.shape[0]
+            return [self._step(batch, where)]
+        size = batch.obs.shape[0]
         order = self.ops.to_tensor(rng.permutation(size), "int64", self.device)
         step = size // num_minibatches
         return [
-            self._step(self._rows(rollout, order[start : start + step]), where)
+            self._step(self._rows(batch, order[start : start + step]), where)
             for start in range(0, size, step)
         ]
 
-    def _rows(self, rollout: Rollout, index: Tensor) -> Rollout:
-        """The minibatch of ``rollout`` at ``index``."""
-        return Rollout._make(self.ops.take_rows(tensor, index) for tensor in rollout)
+    def _rows(self, batch: PPOBatch, index: Tensor) -> PPOBatch:
+        """The minibatch of ``batch`` at ``index``."""
+        return PPOBatch._make(self.ops.take_rows(tensor, index) for tensor in batch)
 
-    def _step(self, batch: Rollout, where: str) -> Tensor:
+    def _step(self, batch: PPOBatch, where: str) -> Tensor:
         """One gradient step on the loss of the class docstring.
 
         Returns:
@@ -430,15 +431,15 @@ class PPO(OnPolicyAlgorithm):
             )
         return value
 
-    def _explained_variance(self, rollout: Rollout) -> Tensor:
+    def _explained_variance(self, batch: PPOBatch) -> Tensor:
         """``1 - Var(returns - values) / Var(returns)``; nan when the returns are constant."""
-        returns = rollout.returns
+        returns = batch.returns
         var_returns = (returns - returns.mean()).square().mean()
-        residual = returns - rollout.value
+        residual = returns - batch.value
         var_residual = (residual - residual.mean()).square().mean()
         return self.ops.where(var_returns > 0, 1.0 - var_residual / var_returns, float("nan"))
 
-    def _rollout(
+    def _batch(
         self,
         obs: Any,
         action: Any,
@@ -447,14 +448,14 @@ class PPO(OnPolicyAlgorithm):
         log_prob: Any,
         adv: Any,
         where: str,
-    ) -> Rollout:
+    ) -> PPOBatch:
         """The inputs of ``learn`` converted, checked against each other and the model, and
         moved to the device."""
         obs = self._batch_obs(obs, where)
         if not self.continuous_action:
             action = self._whole_numbers(action, where)
         size = obs.shape[0]
-        return Rollout(
+        return PPOBatch(
             obs,
             self._actions(action, obs, where),
             self._batch_vector(value, size, "batch_value", where),
