@@ -49,10 +49,11 @@ class OnPolicyAlgorithm(Algorithm):
 
     def _categorical(self, out: Any, where: str) -> Categorical:
         if isinstance(out, (tuple, list)):
+            gaussian = "continuous_action" in type(self.config).model_fields
             raise TypeError(
-                f"{where}: with continuous_action=False, model.{self.policy_method} must "
-                f"return logits, got a {type(out).__name__} of {len(out)}; pass "
-                "continuous_action=True for a Gaussian policy returning (mean, std)"
+                f"{where}: model.{self.policy_method} must return logits, got a "
+                f"{type(out).__name__} of {len(out)}"
+                + ("; pass continuous_action=True for a Gaussian policy" if gaussian else "")
             )
         return Categorical(out)
 
