@@ -52,16 +52,24 @@ SHARED_BUCKETS: list[Bucket] = [
 
 PPO_BUCKETS: list[Bucket] = [
     ("env stepping", [("gymnasium/vector/sync_vector_env.py", "step")], "SyncVectorEnv.step"),
-    ("acting", [("PPO/agent.py", "sample")], "PPOAgent.sample: conversion + forward + sampling"),
+    (
+        "acting",
+        [("parl_algos_pg/agent.py", "sample")],
+        "PPOAgent.sample: conversion + forward + sampling",
+    ),
     (
         "bootstrap values (GAE)",
-        [("PPO/agent.py", "value"), ("parl/utils/rl_utils.py", "compute_gae")],
+        [("parl_algos_pg/agent.py", "value"), ("parl/utils/rl_utils.py", "compute_gae")],
         "value calls of truncations and the last obs, GAE",
     ),
     ("learn (total)", [("parl_algos_pg/ppo.py", "learn_epochs")], "everything below"),
-    ("· checks", [("parl_algos_pg/ppo.py", "_prepare")], "conversion + the action check"),
-    ("· minibatch gather", [("", "gather")], "paddle.gather per minibatch"),
-    ("· forward + loss", [("parl_algos_pg/ppo.py", "_value"), ("", "_distribution")], ""),
+    ("· checks", [("parl_algos_pg/ppo.py", "_batch")], "conversion + the action check"),
+    ("· minibatch gather", [("parl_algos_pg/ppo.py", "_rows")], "take_rows per minibatch"),
+    (
+        "· forward + loss",
+        [("parl_algos_pg/ppo.py", "_value"), ("parl_algos_pg/on_policy.py", "_distribution")],
+        "",
+    ),
     ("· backward", [("", "backward")], "Tensor.backward"),
     (
         "· optimizer",

@@ -7,14 +7,13 @@
 ``parl.utils.compute_gae``, with time-limit truncations bootstrapped from the value of the final
 observation. The run's settings, metrics and checkpoints go to ``--logdir``.
 
-``--backend torch`` trains the torch classes (``parl_algos_pg.torch``) with the same settings,
-``--device cuda`` on a GPU.
+``--backend torch`` trains the same classes on torch with the same settings, ``--device cuda``
+on a GPU.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import importlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -36,6 +35,8 @@ from parl.utils import (
 
 import gymnasium as gym
 import numpy as np
+
+from parl_algos_pg import ContinuousPPOModel, DiscretePPOModel, PPOAgent
 
 
 @dataclasses.dataclass(frozen=True)
@@ -144,15 +145,7 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
     save_config(args, run_dir)
     summary.set_logdir(run_dir)
     backend = args.backend or parl.get_backend()
-    if backend == "paddle" and args.device != "cpu":
-        raise ValueError(
-            f"--device {args.device} needs --backend torch; this example runs paddle on the CPU"
-        )
     parl.set_seed(args.seed, backend=backend)
-    # The family's classes for the backend: parl_algos_pg (paddle) or parl_algos_pg.torch.
-    family = importlib.import_module(
-        "parl_algos_pg.torch" if backend == "torch" else "parl_algos_pg"
-    )
 
     envs = make_vector_env(lambda: make_env(args), args.num_envs)
     eval_envs = make_vector_env(lambda: make_env(args), args.eval_episodes)
@@ -161,10 +154,13 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
     obs_dim = int(np.prod(envs.single_observation_space.shape))
     if continuous:
         act_dim = int(np.prod(envs.single_action_space.shape))
-        model = family.ContinuousPPOModel(obs_dim, act_dim, args.hidden_size, args.log_std_init)
+        model = ContinuousPPOModel(
+            obs_dim, act_dim, args.hidden_size, args.log_std_init, backend=backend
+        )
     else:
-        model = family.DiscretePPOModel(obs_dim, int(envs.single_action_space.n), args.hidden_size)
-    algorithm = parl.algorithms.get("PPO", backend=backend)(
+        act_dim = int(envs.single_action_space.n)
+        model = DiscretePPOModel(obs_dim, act_dim, args.hidden_size, backend=backend)
+    algorithm = parl.algorithms.get("PPO")(
         model,
         clip_param=args.clip_param,
         value_loss_coef=args.value_loss_coef,
@@ -175,8 +171,7 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
         continuous_action=continuous,
         target_kl=args.target_kl,
     )
-    on_device = {"device": args.device} if backend == "torch" else {}
-    agent = family.PPOAgent(algorithm, seed=args.seed, **on_device)
+    agent = PPOAgent(algorithm, seed=args.seed, device=args.device)
     tracker = EvalTracker(
         agent,
         eval_envs,

@@ -2,31 +2,34 @@
 
 from __future__ import annotations
 
-import parl
+from typing import Any
+
+from parl.core.neutral import Agent
 
 import numpy as np
-import paddle
 
 
-class CartpoleAgent(parl.Agent):
-    """Numpy-facing agent of the QuickStart (PARL's ``CartpoleAgent``).
+class CartpoleAgent(Agent):
+    """Numpy-facing agent of the QuickStart (PARL's ``CartpoleAgent``), on paddle or torch.
 
     It acts on one observation ``[obs_dim]`` (an ``int`` action, as PARL's agent) or on a batch
     ``[N, obs_dim]`` of a vector env (actions ``[N]``). Acting draws from the policy's
     probabilities with numpy, so one step of ``N`` environments costs one small forward pass
-    and no extra paddle operations.
+    and no extra framework operations.
 
     Args:
         algorithm: a ``PolicyGradient`` instance.
         seed: seed of the generator used by :meth:`sample`.
+        device: torch only: ``"cpu"`` or ``"cuda"``; None keeps the algorithm's.
     """
 
-    def __init__(self, algorithm: parl.Algorithm, seed: int | None = None) -> None:
-        super().__init__(algorithm)
+    def __init__(self, algorithm: Any, seed: int | None = None, device: Any = None) -> None:
+        super().__init__(algorithm, device=device)
         self.rng = np.random.default_rng(seed)
 
     def _probs(self, obs: np.ndarray) -> np.ndarray:
-        return self.alg.predict(paddle.to_tensor(np.asarray(obs, dtype=np.float32))).numpy()
+        probs: np.ndarray = self.to_numpy(self.alg.predict(self.to_tensor(obs)))
+        return probs
 
     def sample(self, obs: np.ndarray) -> np.ndarray | int:
         """Return actions drawn from the policy: ``[N]`` for a batch, an ``int`` for one obs."""
@@ -49,9 +52,7 @@ class CartpoleAgent(parl.Agent):
             reward: the (normalised) return credited to each step ``[B]``.
         """
         loss = self.alg.learn(
-            paddle.to_tensor(np.asarray(obs, dtype=np.float32)),
-            paddle.to_tensor(np.asarray(act, dtype=np.int64)),
-            paddle.to_tensor(np.asarray(reward, dtype=np.float32)),
+            self.to_tensor(obs), self.to_tensor(act, "int64"), self.to_tensor(reward)
         )
         return float(loss)
 

@@ -3,7 +3,8 @@
 ``python examples/QuickStart/train.py`` (``--help`` lists every flag) trains until the greedy
 policy's mean return over 10 evaluation episodes reaches 475, or for ``--max-episodes``. The
 model and the agent are the two files beside this one (PARL's Getting Started has the same
-three); the run's settings, metrics and checkpoints go to ``--logdir``.
+three); the run's settings, metrics and checkpoints go to ``--logdir``. ``--backend torch``
+trains the same classes on torch, ``--device cuda`` on a GPU.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 import parl
 from parl.utils import (
@@ -35,8 +37,12 @@ from cartpole_model import CartpoleModel
 class Args:
     """REINFORCE on CartPole-v1 until the greedy policy's mean return reaches the target."""
 
+    backend: Literal["paddle", "torch"] | None = None
+    """Framework: paddle or torch; None: parl.get_backend() (PARL_BACKEND, else the installed)."""
+    device: str = "cpu"
+    """Where the torch backend trains: cpu, cuda or cuda:<index> (paddle: cpu only here)."""
     seed: int = 0
-    """Seeds paddle, numpy and the environments."""
+    """Seeds the framework, numpy and the environments."""
     max_episodes: int = 1000
     """Training-episode budget."""
     lr: float = 2e-3
@@ -86,14 +92,15 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
     run_dir = Path(args.logdir or f"runs/QuickStart_seed{args.seed}")
     save_config(args, run_dir)
     summary.set_logdir(run_dir)
-    parl.set_seed(args.seed)
+    backend = args.backend or parl.get_backend()
+    parl.set_seed(args.seed, backend=backend)
 
     collector = RolloutCollector(make_vector_env("CartPole-v1", 1), seed=args.seed)
     obs_dim = collector.envs.single_observation_space.shape[0]
     act_dim = int(collector.envs.single_action_space.n)
-    model = CartpoleModel(obs_dim, act_dim, hidden_size=args.hidden_size)
+    model = CartpoleModel(obs_dim, act_dim, hidden_size=args.hidden_size, backend=backend)
     algorithm = parl.algorithms.get("PolicyGradient")(model, lr=args.lr)
-    agent = CartpoleAgent(algorithm, seed=args.seed)
+    agent = CartpoleAgent(algorithm, seed=args.seed, device=args.device)
     tracker = EvalTracker(
         agent,
         make_vector_env("CartPole-v1", args.eval_episodes),

@@ -1,4 +1,5 @@
-"""PolicyGradient (REINFORCE): loss math, PARL-style acting, and the contract test suite."""
+"""PolicyGradient (REINFORCE) on both frameworks: loss math, PARL-style acting, the contract
+suite."""
 
 from __future__ import annotations
 
@@ -8,52 +9,79 @@ from pathlib import Path
 
 import parl
 from parl.core.errors import ModelContractError
-from parl.testing import AlgorithmContract, BadInput, IdentityEnv, LinearModel
+from parl.core.neutral import Agent, Model
+from parl.testing import AlgorithmContract, BadInput, IdentityEnv
 from parl.utils import RunResult
 
 import gymnasium as gym
 import numpy as np
-import paddle
-import paddle.nn.functional as F
 import pydantic
 import pytest
 
 from parl_algos_pg import PolicyGradient, PolicyGradientConfig
 
 REPO = Path(__file__).resolve().parents[2]
+BACKENDS = [
+    pytest.param("paddle", id="paddle"),
+    pytest.param("torch", id="torch", marks=pytest.mark.torch),
+]
 
 
-class ProbsMLP(parl.Model):
+class ProbsMLP(Model):
     """One hidden layer, softmax output: PARL's PolicyGradient model contract."""
 
-    def __init__(self, obs_dim: int, act_dim: int, hidden: int = 16) -> None:
+    def __init__(self, obs_dim: int, act_dim: int, hidden: int = 16, *, backend=None) -> None:
         super().__init__()
-        self.fc1 = paddle.nn.Linear(obs_dim, hidden)
-        self.fc2 = paddle.nn.Linear(hidden, act_dim)
+        self.fc1 = self.nn.Linear(obs_dim, hidden)
+        self.fc2 = self.nn.Linear(hidden, act_dim)
 
     def forward(self, obs):
-        return F.softmax(self.fc2(paddle.tanh(self.fc1(obs))), axis=-1)
+        return self.ops.softmax(self.fc2(self.fc1(obs).tanh()))
 
 
-LinearLogits = LinearModel  # logits = obs @ W + b: the loss is easy to write in numpy
+class LinearLogits(Model):
+    """``logits = obs @ W + b``: the loss is easy to write in numpy."""
 
+    def __init__(self, obs_dim: int, act_dim: int, *, backend=None) -> None:
+        super().__init__()
+        self.fc = self.nn.Linear(obs_dim, act_dim)
 
-class LinearProbs(LinearModel):
     def forward(self, obs):
-        return F.softmax(self.fc(obs), axis=-1)
+        return self.fc(obs)
 
 
-class NumpyAgent(parl.Agent):
+class LinearProbs(LinearLogits):
+    def forward(self, obs):
+        return self.ops.softmax(self.fc(obs))
+
+
+class NumpyAgent(Agent):
     """Minimal agent: numpy in and out, one observation or a batch."""
 
     def sample(self, obs):
-        return self.alg.sample(paddle.to_tensor(obs, dtype="float32")).numpy()
+        return self.to_numpy(self.alg.sample(self.to_tensor(obs)))
 
     def predict(self, obs):
-        return self.alg.predict(paddle.to_tensor(obs, dtype="float32")).numpy().argmax(-1)
+        return self.to_numpy(self.alg.predict(self.to_tensor(obs))).argmax(-1)
 
     def learn(self, obs, action, reward):
         return float(self.alg.learn(obs, action, reward))
+
+
+def _paddle_layout(model) -> dict[str, np.ndarray]:
+    if model.backend_name == "paddle":
+        return model.get_weights()
+    from parl.core.torch.interop import to_paddle_weights
+
+    return to_paddle_weights(model)
+
+
+def _set_paddle_layout(model, weights) -> None:
+    if model.backend_name == "torch":
+        from parl.core.torch.interop import from_paddle_weights
+
+        weights = from_paddle_weights(model, weights)
+    model.set_weights(weights)
 
 
 def _softmax(x: np.ndarray) -> np.ndarray:
@@ -61,16 +89,17 @@ def _softmax(x: np.ndarray) -> np.ndarray:
     return z / z.sum(-1, keepdims=True)
 
 
-def _known_weights(model: parl.Model) -> tuple[np.ndarray, np.ndarray]:
+def _known_weights(model: Model) -> tuple[np.ndarray, np.ndarray]:
     w = np.array([[0.5, -0.3], [0.1, 0.2], [-0.4, 0.6]], dtype=np.float32)
     b = np.array([0.05, -0.05], dtype=np.float32)
-    model.set_weights({"fc.weight": w, "fc.bias": b})
+    _set_paddle_layout(model, {"fc.weight": w, "fc.bias": b})
     return w, b
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("output", ["probs", "logits"])
-def test_loss_and_adam_step_match_numpy(output):
-    model = LinearProbs(3, 2) if output == "probs" else LinearLogits(3, 2)
+def test_loss_and_adam_step_match_numpy(output, backend):
+    model = (LinearProbs if output == "probs" else LinearLogits)(3, 2, backend=backend)
     w, b = _known_weights(model)
     lr = 0.01
     alg = PolicyGradient(model, lr=lr, model_output=output)
@@ -85,23 +114,25 @@ def test_loss_and_adam_step_match_numpy(output):
     dlogits = (probs - onehot) * ret[:, None] / len(ret)
     grad_w, grad_b = obs.T @ dlogits, dlogits.sum(0)
 
-    loss = alg.learn(paddle.to_tensor(obs), paddle.to_tensor(action), paddle.to_tensor(ret))
+    ops = alg.ops
+    loss = alg.learn(ops.to_tensor(obs), ops.to_tensor(action, "int64"), ops.to_tensor(ret))
     assert float(loss) == pytest.approx(expected_loss, rel=1e-5)
     # Adam's first step moves every weight by lr * sign(gradient).
-    new = model.get_weights()
+    new = _paddle_layout(model)
     np.testing.assert_allclose(new["fc.weight"], w - lr * np.sign(grad_w), atol=1e-5)
     np.testing.assert_allclose(new["fc.bias"], b - lr * np.sign(grad_b), atol=1e-5)
 
 
-def test_one_unbatched_observation_goes_to_the_model_as_it_is():
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_one_unbatched_observation_goes_to_the_model_as_it_is(backend):
     # PARL's QuickStart agent passes a 1-D observation to PolicyGradient.predict.
-    alg = PolicyGradient(ProbsMLP(4, 3))
+    alg = PolicyGradient(ProbsMLP(4, 3, backend=backend))
     obs = np.random.default_rng(0).normal(size=4).astype(np.float32)
-    probs = alg.predict(paddle.to_tensor(obs)).numpy()
+    probs = alg.ops.to_numpy(alg.predict(alg.ops.to_tensor(obs)))
     assert probs.shape == (3,) and probs.sum() == pytest.approx(1.0, rel=1e-5)
-    np.testing.assert_allclose(probs, alg.predict(obs[None]).numpy()[0], rtol=1e-6)
+    np.testing.assert_allclose(probs, alg.ops.to_numpy(alg.predict(obs[None]))[0], rtol=1e-6)
     action = alg.sample(obs)
-    assert action.shape == [] and 0 <= int(action) < 3
+    assert list(action.shape) == [] and 0 <= int(action) < 3
 
 
 def _identity_rollouts(agent: NumpyAgent, seed: int, updates: int) -> None:
@@ -118,15 +149,16 @@ def _identity_rollouts(agent: NumpyAgent, seed: int, updates: int) -> None:
 
 
 class TestPolicyGradientContract(AlgorithmContract):
-    algorithm_class = PolicyGradient
+    algorithm_name = "PolicyGradient"
+    backends = ("paddle", "torch")
     solved_score = 0.95
     train_steps = 60
     short_train_steps = 10
 
     def make_agent(self, seed, **config):
-        parl.set_seed(seed)
-        model = LinearProbs(4, 4)
-        return NumpyAgent(PolicyGradient(model, **{"lr": 0.05, **config}))
+        parl.set_seed(seed, backend=self.backend)
+        model = LinearProbs(4, 4, backend=self.backend)
+        return NumpyAgent(self.algorithm_class(model, **{"lr": 0.05, **config}))
 
     def train(self, agent, env, steps, seed):
         _identity_rollouts(agent, seed, steps)
@@ -185,15 +217,17 @@ def test_config_object_and_defaults():
 
 
 def test_model_without_forward_is_refused():
-    class NoForward(parl.Model):
-        pass
+    class NoForward(Model):
+        def __init__(self, *, backend=None) -> None:
+            super().__init__()
 
     with pytest.raises(ModelContractError, match="forward"):
         PolicyGradient(NoForward())
 
 
-def test_registry_lookup():
-    assert parl.algorithms.get("PolicyGradient") is PolicyGradient
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_registry_gives_one_class_for_both_frameworks(backend):
+    assert parl.algorithms.get("PolicyGradient", backend=backend) is PolicyGradient
     assert "lr" in PolicyGradientConfig.model_fields
 
 

@@ -1,18 +1,16 @@
-"""PPO: loss math, global-norm clipping, learning, checkpoints, determinism, bad input."""
+"""PPO on both frameworks: loss math, global-norm clipping, learning, checkpoints, determinism,
+bad input."""
 
 from __future__ import annotations
 
 import copy
-import functools
-import importlib
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType, SimpleNamespace
-from typing import Any
 
 import parl
 from parl.core.errors import ModelContractError
+from parl.core.neutral import Model
 from parl.testing import AlgorithmContract, BadInput
 
 import gymnasium as gym
@@ -21,18 +19,18 @@ import paddle
 import pydantic
 import pytest
 
-from parl_algos_pg import PPO, PPOConfig
+from parl_algos_pg import PPO, PPOAgent, PPOConfig
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-class LinearDiscrete(parl.Model):
+class LinearDiscrete(Model):
     """Linear logits and a linear value: small enough to differentiate by hand."""
 
-    def __init__(self, obs_dim: int = 3, act_dim: int = 2) -> None:
+    def __init__(self, obs_dim: int = 3, act_dim: int = 2, *, backend=None) -> None:
         super().__init__()
-        self.pi = paddle.nn.Linear(obs_dim, act_dim)
-        self.v = paddle.nn.Linear(obs_dim, 1)
+        self.pi = self.nn.Linear(obs_dim, act_dim)
+        self.v = self.nn.Linear(obs_dim, 1)
 
     def policy(self, obs):
         return self.pi(obs)
@@ -41,20 +39,18 @@ class LinearDiscrete(parl.Model):
         return self.v(obs)
 
 
-class LinearGaussian(parl.Model):
+class LinearGaussian(Model):
     """Linear mean, state-independent log-std, linear value."""
 
-    def __init__(self, obs_dim: int = 3, act_dim: int = 2) -> None:
+    def __init__(self, obs_dim: int = 3, act_dim: int = 2, *, backend=None) -> None:
         super().__init__()
-        self.mu = paddle.nn.Linear(obs_dim, act_dim)
-        self.v = paddle.nn.Linear(obs_dim, 1)
-        self.log_std = self.create_parameter(
-            [1, act_dim], default_initializer=paddle.nn.initializer.Constant(0.0)
-        )
+        self.mu = self.nn.Linear(obs_dim, act_dim)
+        self.v = self.nn.Linear(obs_dim, 1)
+        self.log_std = self.ops.full_parameter([1, act_dim], 0.0)
 
     def policy(self, obs):
         mean = self.mu(obs)
-        return mean, paddle.exp(self.log_std).expand_as(mean)
+        return mean, self.log_std.exp().expand_as(mean)
 
     def value(self, obs):
         return self.v(obs).squeeze(-1)
@@ -64,14 +60,14 @@ class RowStdGaussian(LinearGaussian):
     """PARL's MuJoCo model: ``policy`` returns a ``[1, act_dim]`` std, not expanded."""
 
     def policy(self, obs):
-        return self.mu(obs), paddle.exp(self.log_std)
+        return self.mu(obs), self.log_std.exp()
 
 
 class WideStdGaussian(LinearGaussian):
     """A broken model: three standard deviations for a one-dimensional action."""
 
     def policy(self, obs):
-        return self.mu(obs), paddle.ones([3])
+        return self.mu(obs), self.ops.to_tensor(np.ones(3))
 
 
 RNG = np.random.default_rng(7)
@@ -176,9 +172,9 @@ def test_gradients_are_clipped_by_global_norm():
 
     # The raw gradients, from an unclipped copy of the same loss.
     probe = PPO(copy.deepcopy(model), max_grad_norm=1e9, initial_lr=lr, eps=eps)
-    tensors = probe._prepare(OBS, action, OLD_VALUE, RETURNS, old_logp, ADV, "test")
+    batch = probe._batch(OBS, action, OLD_VALUE, RETURNS, old_logp, ADV, "test")
     before = model.get_weights()
-    probe._step(*tensors, "test")
+    probe._step(batch, "test")
     grads = {name: p.grad.numpy() for name, p in probe.model.named_parameters()}
     global_norm = np.sqrt(sum((g**2).sum() for g in grads.values()))
     assert global_norm > max_norm * 2, "the test needs gradients large enough to be clipped"
@@ -264,72 +260,6 @@ def test_one_unbatched_observation_goes_to_the_model_as_it_is(continuous):
     assert all(np.isfinite(losses))
 
 
-@functools.cache
-def torch_models() -> SimpleNamespace:
-    """The test models above on torch, with the same weight names (torch tests only)."""
-    from parl.core.torch import Model
-
-    import torch
-
-    class TorchLinearDiscrete(Model):
-        def __init__(self, obs_dim: int = 3, act_dim: int = 2) -> None:
-            super().__init__()
-            self.pi = torch.nn.Linear(obs_dim, act_dim)
-            self.v = torch.nn.Linear(obs_dim, 1)
-
-        def policy(self, obs):
-            return self.pi(obs)
-
-        def value(self, obs):
-            return self.v(obs)
-
-    class TorchLinearGaussian(Model):
-        def __init__(self, obs_dim: int = 3, act_dim: int = 2) -> None:
-            super().__init__()
-            self.mu = torch.nn.Linear(obs_dim, act_dim)
-            self.v = torch.nn.Linear(obs_dim, 1)
-            self.log_std = torch.nn.Parameter(torch.zeros(1, act_dim))
-
-        def policy(self, obs):
-            mean = self.mu(obs)
-            return mean, torch.exp(self.log_std).expand_as(mean)
-
-        def value(self, obs):
-            return self.v(obs).squeeze(-1)
-
-    class TorchRowStdGaussian(TorchLinearGaussian):
-        def policy(self, obs):
-            return self.mu(obs), torch.exp(self.log_std)
-
-    class TorchWideStdGaussian(TorchLinearGaussian):
-        def policy(self, obs):
-            return self.mu(obs), torch.ones(3)
-
-    return SimpleNamespace(
-        LinearDiscrete=TorchLinearDiscrete,
-        LinearGaussian=TorchLinearGaussian,
-        RowStdGaussian=TorchRowStdGaussian,
-        WideStdGaussian=TorchWideStdGaussian,
-    )
-
-
-def models(backend: str) -> SimpleNamespace:
-    """The test models of ``backend``."""
-    if backend == "torch":
-        return torch_models()
-    return SimpleNamespace(
-        LinearDiscrete=LinearDiscrete,
-        LinearGaussian=LinearGaussian,
-        RowStdGaussian=RowStdGaussian,
-        WideStdGaussian=WideStdGaussian,
-    )
-
-
-def family(backend: str) -> ModuleType:
-    """``parl_algos_pg`` or ``parl_algos_pg.torch``: the backend's PPO classes."""
-    return importlib.import_module("parl_algos_pg.torch" if backend == "torch" else "parl_algos_pg")
-
-
 def _rollout_learn(agent, envs, obs, steps: int) -> np.ndarray:
     """Collect ``steps`` vector steps, then learn; gamma = 0 so the advantage is r - V."""
     rows = []
@@ -350,16 +280,16 @@ class PPOContract(AlgorithmContract):
     backends = ("paddle", "torch")
     iterations = 12
 
-    def make_model(self, models: SimpleNamespace) -> Any:
+    def make_model(self, backend: str) -> Model:
         raise NotImplementedError
 
     def make_agent(self, seed, **config):
         parl.set_seed(seed, backend=self.backend)
         continuous = self.action_kind == "continuous"
         options = {"initial_lr": 0.02, "clip_param": 0.2, "continuous_action": continuous}
-        model = self.make_model(models(self.backend))
+        model = self.make_model(self.backend)
         algorithm = self.algorithm_class(model, **{**options, **config})
-        return family(self.backend).PPOAgent(algorithm, seed)
+        return PPOAgent(algorithm, seed)
 
     def explore(self, agent, obs):
         return agent.sample(obs)[1]
@@ -392,13 +322,13 @@ class TestPPODiscreteContract(PPOContract):
     train_steps = 12
     short_train_steps = 2
 
-    def make_model(self, models):
-        return models.LinearDiscrete(4, 4)
+    def make_model(self, backend):
+        return LinearDiscrete(4, 4, backend=backend)
 
     def bad_inputs(self, agent):
         obs = self._probe(5)
         actions = np.zeros(5, dtype=np.int64)
-        alg, PPO, m = agent.alg, self.algorithm_class, models(self.backend)
+        alg, PPO, backend = agent.alg, self.algorithm_class, self.backend
         yield from (
             BadInput(
                 "advantages of another batch size",
@@ -440,13 +370,13 @@ class TestPPODiscreteContract(PPOContract):
             ),
             BadInput(
                 "a Gaussian model under a discrete PPO",
-                lambda: PPO(m.LinearGaussian(4, 2)).sample(obs),
+                lambda: PPO(LinearGaussian(4, 2, backend=backend)).sample(obs),
                 TypeError,
                 "must return logits",
             ),
             BadInput(
                 "clip_param out of range",
-                lambda: PPO(m.LinearDiscrete(4, 4), clip_param=1.5),
+                lambda: PPO(LinearDiscrete(4, 4, backend=backend), clip_param=1.5),
                 pydantic.ValidationError,
                 "clip_param",
             ),
@@ -459,12 +389,13 @@ class TestPPOContinuousContract(PPOContract):
     train_steps = 25
     short_train_steps = 2
 
-    def make_model(self, models):
-        return models.RowStdGaussian(1, 1)
+    def make_model(self, backend):
+        return RowStdGaussian(1, 1, backend=backend)
 
     def bad_inputs(self, agent):
         obs = self._probe(5)
-        PPO, m = self.algorithm_class, models(self.backend)
+        PPO, backend = self.algorithm_class, self.backend
+        wide, logits = WideStdGaussian(1, 1, backend=backend), LinearDiscrete(1, 2, backend=backend)
         yield from (
             BadInput(
                 "integer actions for a continuous PPO",
@@ -484,13 +415,13 @@ class TestPPOContinuousContract(PPOContract):
             ),
             BadInput(
                 "a std that does not broadcast against the mean",
-                lambda: PPO(m.WideStdGaussian(1, 1), continuous_action=True).sample(obs),
+                lambda: PPO(wide, continuous_action=True).sample(obs),
                 ValueError,
                 r"mean \[5, 1\] and std \[3\], which do not broadcast",
             ),
             BadInput(
                 "a logits model under a continuous PPO",
-                lambda: PPO(m.LinearDiscrete(1, 2), continuous_action=True).predict(obs),
+                lambda: PPO(logits, continuous_action=True).predict(obs),
                 TypeError,
                 r"must return \(mean, std\)",
             ),
@@ -504,7 +435,10 @@ def test_config_object():
 
 
 def test_model_missing_value_is_refused():
-    class PolicyOnly(parl.Model):
+    class PolicyOnly(Model):
+        def __init__(self, *, backend=None) -> None:
+            super().__init__()
+
         def policy(self, obs):
             return obs
 
@@ -560,3 +494,13 @@ def test_one_minibatch_epochs_are_full_batch_learn_steps():
     np.testing.assert_allclose(mean, np.mean(losses, axis=0), rtol=1e-5, atol=1e-6)
     for name, value in looped.get_weights().items():
         np.testing.assert_allclose(epochs.get_weights()[name], value, rtol=1e-5, atol=1e-6)
+
+
+def test_a_refused_batch_leaves_the_learning_rate_as_it_was():
+    alg = PPO(LinearDiscrete(), initial_lr=1e-3)
+    actions = np.zeros(5, dtype=np.int64)
+    with pytest.raises(ValueError, match="batch_adv must have shape"):
+        alg.learn(OBS, actions, OLD_VALUE, RETURNS, np.zeros(5), ADV[:4], lr=5e-4)
+    with pytest.raises(ValueError, match="does not split into 2"):
+        alg.learn_epochs(OBS, actions, OLD_VALUE, RETURNS, np.zeros(5), ADV, 1, 2, lr=5e-4)
+    assert alg.optimizer.get_lr() == pytest.approx(1e-3)

@@ -1,23 +1,16 @@
-"""REINFORCE (``PolicyGradient``) and its hyperparameters."""
+"""REINFORCE (``PolicyGradient``) and its hyperparameters, written once for paddle and torch."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from parl.core.batch import (
-    as_batch_actions,
-    as_batch_obs,
-    as_batch_vector,
-    check_action_range,
-    to_tensor,
-)
 from parl.core.config import AlgorithmConfig
-from parl.core.distributions import Categorical
-from parl.core.paddle import Algorithm, Model
+from parl.core.ops import Tensor
 
-import paddle
 from pydantic import PositiveFloat
+
+from parl_algos_pg.on_policy import OnPolicyAlgorithm
 
 __all__ = ["PolicyGradient", "PolicyGradientConfig"]
 
@@ -34,12 +27,15 @@ class PolicyGradientConfig(AlgorithmConfig):
     """What the model's ``forward`` returns: action probabilities (PARL) or logits (more stable)."""
 
 
-class PolicyGradient(Algorithm):
+class PolicyGradient(OnPolicyAlgorithm):
     """REINFORCE, the Monte-Carlo policy gradient (Williams, 1992).
 
     "Simple statistical gradient-following algorithms for connectionist reinforcement
-    learning", Machine Learning 8. The loss is ``mean(-log π(a|s) · G)`` over a batch of
-    steps, where ``G`` is the (usually normalised) return from that step on.
+    learning", Machine Learning 8. One :meth:`learn` call is one gradient step on::
+
+        loss = mean(-log π(a|s) · G)
+
+    over a batch of steps, where ``G`` is the (usually normalised) return from that step on.
 
     Model contract: ``forward(obs)`` maps a ``[B, obs_dim]`` batch to ``[B, n_actions]``
     action probabilities (a softmax output, as in PARL's QuickStart). Log-probabilities are
@@ -47,11 +43,13 @@ class PolicyGradient(Algorithm):
     that returns logits instead should be used with ``model_output="logits"``, which uses
     ``log_softmax`` (exact and numerically safer). ``predict`` and ``sample`` pass the
     observation to the model as it is, so one unbatched observation ``[obs_dim]`` gives one
-    probability vector or one action, as in PARL 2.x.
+    probability vector or one action, as in PARL 2.x. It runs on the framework of its model
+    (paddle or torch) and, on torch, on the model's device.
 
     Args:
         model: the policy network.
         lr: learning rate (``PolicyGradientConfig.lr``); ``None`` keeps the config's value.
+        device: torch only: move the model there (``"cpu"``, ``"cuda"``, ``"cuda:<index>"``).
         config: a :class:`PolicyGradientConfig` or a mapping of its fields.
         **options: further config fields, e.g. ``model_output="logits"``.
 
@@ -64,71 +62,61 @@ class PolicyGradient(Algorithm):
 
     Config = PolicyGradientConfig
     required_model_methods = ("forward",)
+    policy_method = "forward"
     config: PolicyGradientConfig
-    model: Model
 
     def __init__(
         self,
-        model: Model,
+        model: Any,
         lr: float | None = None,
         *,
+        device: Any = None,
         config: PolicyGradientConfig | Mapping[str, Any] | None = None,
         **options: Any,
     ) -> None:
         if model is None:
             raise TypeError("PolicyGradient needs a model: PolicyGradient(model, lr=1e-3)")
-        super().__init__(model, config=config, lr=lr, **options)
-        self.optimizer = paddle.optimizer.Adam(
-            learning_rate=self.config.lr, parameters=self.model.parameters()
-        )
+        super().__init__(model, device=device, config=config, lr=lr, **options)
+        self._parameters = list(self.model.parameters())
+        self.optimizer = self.ops.adam(self._parameters, lr=self.config.lr)
 
-    def _policy(self, obs: paddle.Tensor) -> Categorical:
+    def _policy_output(self, obs: Tensor) -> Tensor:
         out = self.model(obs)
         if self.config.model_output == "logits":
-            return Categorical(out)
-        return Categorical(paddle.log(out.clip(min=_MIN_PROB)))
+            return out
+        return self.ops.clip(out, low=_MIN_PROB).log()
 
-    def predict(self, obs: paddle.Tensor) -> paddle.Tensor:
+    def predict(self, obs: Any) -> Tensor:
         """Return the action probabilities ``[B, n_actions]`` (or ``[n_actions]`` for one obs)."""
-        with paddle.no_grad():
-            return self._policy(to_tensor(obs, "float32")).probs
+        with self.ops.no_grad():
+            return self._distribution(self._obs(obs), "PolicyGradient.predict").probs
 
-    def sample(self, obs: paddle.Tensor) -> paddle.Tensor:
+    def sample(self, obs: Any) -> Tensor:
         """Draw one action per observation: int64 ``[B]``, or a scalar for one observation."""
-        with paddle.no_grad():
-            return self._policy(to_tensor(obs, "float32")).sample()
+        with self.ops.no_grad():
+            return self._distribution(self._obs(obs), "PolicyGradient.sample").sample()
 
-    def learn(
-        self, obs: paddle.Tensor, action: paddle.Tensor, reward: paddle.Tensor
-    ) -> paddle.Tensor:
+    def learn(self, obs: Any, action: Any, reward: Any) -> Tensor:
         """Take one gradient step on ``mean(-log π(action|obs) · reward)``.
 
         Args:
-            obs: observations ``[B, obs_dim]``.
+            obs: observations ``[B, obs_dim]`` (tensors or numpy arrays, as every input).
             action: the actions taken, ints shaped ``[B]`` or ``[B, 1]``.
             reward: the return ``G`` credited to each step, ``[B]`` or ``[B, 1]``.
 
         Returns:
-            The loss (a scalar tensor).
+            The loss (a scalar tensor; call ``float()`` on it only when you log it).
 
         Raises:
-            ValueError: the batch sizes disagree or an input has the wrong rank.
+            ValueError: the batch sizes disagree, an input has the wrong rank or an action is
+                out of the model's range.
+            TypeError: the actions are not integers.
         """
-        name = "PolicyGradient.learn"
-        obs = as_batch_obs(obs, name)
-        batch = obs.shape[0]
-        action = as_batch_actions(action, batch, name)
-        reward = as_batch_vector(reward, batch, "reward", name)
-        policy = self._policy(obs)
-        if policy.logits.ndim != 2 or policy.logits.shape[0] != batch:
-            raise ValueError(
-                f"{name}: the model returned shape {list(policy.logits.shape)}, expected "
-                f"[{batch}, n_actions]; forward must map [B, obs_dim] to [B, n_actions]"
-            )
-        check_action_range(action, policy.logits.shape[1], name)
-        taken = policy.log_prob(action)
-        loss = paddle.mean(-taken * reward)
-        self.optimizer.clear_grad()
-        loss.backward()
-        self.optimizer.step()
-        return loss
+        where = "PolicyGradient.learn"
+        obs = self._batch_obs(obs, where)
+        action = self._actions(action, obs, where)
+        returns = self._batch_vector(reward, obs.shape[0], "reward", where)
+        log_prob = self._distribution(obs, where, obs.shape[0]).log_prob(action)
+        loss = -(log_prob * returns).mean()
+        self.ops.step(self.optimizer, loss, self._parameters)
+        return loss.detach()

@@ -1,132 +1,126 @@
-"""Proximal Policy Optimization (``PPO``, clipped surrogate) and its hyperparameters."""
+"""Proximal Policy Optimization (``PPO``, clipped surrogate) and its hyperparameters, written once
+for paddle and torch."""
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
-from parl.core.batch import (
-    as_batch_actions,
-    as_batch_continuous_actions,
-    as_batch_obs,
-    as_batch_vector,
-    check_action_range,
-    is_integer,
-    to_tensor,
-)
-from parl.core.config import UNSET
-from parl.core.distributions import Categorical, DiagGaussian, Distribution
-from parl.core.optim import clip_grad_norm_
-from parl.core.paddle import Algorithm, Model
+from parl.core.config import UNSET, AlgorithmConfig
+from parl.core.ops import Tensor
 from parl.core.validation import positive_int
 
 import numpy as np
-import paddle
+from pydantic import Field, NonNegativeFloat, PositiveFloat
 
-from parl_algos_pg.ppo_config import (
-    ADV_EPS,
-    CONTINUOUS_HINT,
-    DISCRETE_HINT,
-    PPOConfig,
-    PPOStats,
-    batch_shape_message,
-    check_lr,
-    check_minibatches,
-    fractional_action_message,
-    not_logits_message,
-    not_mean_std_message,
-    std_mismatch_message,
-    value_shape_message,
-    width_mismatch_message,
-)
+from parl_algos_pg.on_policy import OnPolicyAlgorithm
 
-__all__ = ["PPO", "PPOConfig", "PPOStats"]
+__all__ = ["PARL_DRAW_AXIS", "PPO", "PPOBatch", "PPOConfig", "PPOStats", "PolicySample"]
 
-# obs, action, old value, return, old log-prob, advantage
-_Batch = tuple[
-    paddle.Tensor, paddle.Tensor, paddle.Tensor, paddle.Tensor, paddle.Tensor, paddle.Tensor
-]
+ADV_EPS = 1e-8
+"""Added to the advantages' standard deviation when normalising them."""
+
+PARL_DRAW_AXIS: dict[str, bool] = {"paddle": True, "torch": False}
+"""Whether PARL 2.2.1's ``PPO.sample`` on a framework returns actions and log-probabilities with a
+leading axis of one draw: paddle's does (``dist.sample([1])``: ``[1, B, ...]``, its agents take
+``[0]``), torch's does not (``[B, ...]``). :meth:`PPO.sample` follows it, so each framework's
+PARL code runs unchanged; this is the one place where PPO's behaviour depends on the framework.
+:meth:`PPO.act`, which :class:`~parl_algos_pg.agent.PPOAgent` uses, has no such axis on either."""
 
 
-def _whole_number_actions(
-    action: Any, batch: int, where: str, hint: str = "cast them, e.g. action.astype('int64')"
-) -> paddle.Tensor:
-    """Int64 ``[B]`` discrete actions, also from floats that hold whole numbers.
+class PPOConfig(AlgorithmConfig):
+    """Hyperparameters of :class:`PPO` (PARL's names and defaults)."""
 
-    PARL's Atari PPO stores actions in a float buffer and PARL cast them; a fractional value
-    is a bug in the caller, so it is refused instead of being truncated.
-    """
-    shape = list(np.shape(action)) if not isinstance(action, paddle.Tensor) else action.shape
-    one_per_row = len(shape) == 1 or (len(shape) == 2 and shape[1] == 1)
-    if one_per_row and not is_integer(action) and _is_float(action):
-        values = action if isinstance(action, paddle.Tensor) else to_tensor(action, "float64")
-        fractional = paddle.logical_or(values != values.round(), ~paddle.isfinite(values))
-        if bool(fractional.any()):
-            bad = values.flatten()[paddle.nonzero(fractional.flatten()).flatten()[0]].item()
-            raise ValueError(fractional_action_message(where, bad, hint))
-        action = values.astype("int64")
-    return as_batch_actions(action, batch, where, hint)
+    clip_param: float = Field(default=0.1, gt=0.0, le=1.0)
+    """Clip range ε of the probability ratio (and of the value change when clipping it)."""
 
+    value_loss_coef: NonNegativeFloat = 0.5
+    """Weight of the value loss in the total loss."""
 
-def _is_float(value: Any) -> bool:
-    if isinstance(value, paddle.Tensor):
-        return value.is_floating_point()
-    return bool(np.issubdtype(np.asarray(value).dtype, np.floating))
+    entropy_coef: NonNegativeFloat = 0.01
+    """Weight of the entropy bonus (subtracted from the loss)."""
 
+    initial_lr: PositiveFloat = 2.5e-4
+    """Learning rate of Adam until ``learn(..., lr=...)`` sets another."""
 
-class _DiscreteActions:
-    """A categorical policy: ``policy(obs)`` returns logits, actions are int64 indices."""
+    eps: PositiveFloat = 1e-5
+    """Adam's epsilon."""
 
-    def distribution(self, out: Any, where: str) -> Categorical:
-        if isinstance(out, (tuple, list)):
-            raise TypeError(not_logits_message(where, out))
-        return Categorical(out)
+    max_grad_norm: PositiveFloat | None = 0.5
+    """Gradients are rescaled so that their global L2 norm is at most this; None: no clipping."""
 
-    # learn() converts actions with this, adding the hint to a wrong-dtype error.
-    convert = staticmethod(_whole_number_actions)
-    hint = DISCRETE_HINT
+    use_clipped_value_loss: bool = True
+    """Clip the value prediction to ``old_value ± clip_param`` in the value loss, as PPO2."""
 
-    def width(self, dist: Distribution) -> int:
-        """The number of actions of the model's policy."""
-        assert isinstance(dist, Categorical)
-        return dist.logits.shape[-1]
+    norm_adv: bool = True
+    """Normalise advantages to zero mean and unit variance within each minibatch."""
 
-    def check_fits(self, width: int, given: Any, action: paddle.Tensor, where: str) -> None:
-        # Numpy input is checked before it becomes a tensor: no host read of the tensor.
-        check_action_range(action if isinstance(given, paddle.Tensor) else given, width, where)
+    continuous_action: bool = False
+    """Gaussian policy over a Box action space instead of a categorical one."""
+
+    target_kl: PositiveFloat | None = None
+    """``learn_epochs`` stops after the epoch whose mean ``approx_kl`` exceeds this; None: never."""
 
 
-class _ContinuousActions:
-    """A diagonal Gaussian policy: ``policy(obs)`` returns ``(mean, std)``, std broadcasting."""
+class PPOStats(NamedTuple):
+    """What :meth:`PPO.learn_epochs` reports: means over the gradient steps it took."""
 
-    def distribution(self, out: Any, where: str) -> DiagGaussian:
-        if not (isinstance(out, (tuple, list)) and len(out) == 2):
-            raise TypeError(not_mean_std_message(where, out))
-        mean, std = out
-        try:
-            return DiagGaussian(mean, std)
-        except ValueError as exc:
-            raise ValueError(std_mismatch_message(where, mean.shape, std.shape)) from exc
-
-    convert = staticmethod(as_batch_continuous_actions)
-    hint = CONTINUOUS_HINT
-
-    def width(self, dist: Distribution) -> int:
-        """The action dimension of the model's policy."""
-        assert isinstance(dist, DiagGaussian)
-        return dist.mean.shape[-1]
-
-    def check_fits(self, width: int, given: Any, action: paddle.Tensor, where: str) -> None:
-        if action.shape[1] != width:
-            raise ValueError(width_mismatch_message(where, action.shape[1], width))
+    value_loss: float
+    """The value loss."""
+    action_loss: float
+    """The clipped surrogate loss."""
+    entropy: float
+    """The mean policy entropy."""
+    approx_kl: float
+    """``mean((ratio - 1) - log ratio)``: an unbiased, non-negative estimate of
+    KL(old policy ‖ new policy) on the minibatch (Schulman's k3 estimator, as CleanRL)."""
+    clip_fraction: float
+    """The fraction of samples whose probability ratio left ``[1 - ε, 1 + ε]``."""
+    explained_variance: float
+    """``1 - Var(returns - old values) / Var(returns)`` of the rollout: 1 is a perfect value
+    function, 0 no better than a constant, nan when the returns do not vary."""
+    epochs: int
+    """Epochs run: fewer than asked when ``target_kl`` stopped the loop."""
 
 
-def _squeeze_value(value: paddle.Tensor) -> paddle.Tensor:
+class PolicySample(NamedTuple):
+    """One draw of the policy per observation (:meth:`PPO.act`), no gradients."""
+
+    value: Tensor
+    """State values ``[B]``."""
+    action: Tensor
+    """int64 ``[B]`` (discrete) or float32 ``[B, act_dim]`` (continuous)."""
+    log_prob: Tensor
+    """Log-probabilities of the actions ``[B]``."""
+    entropy: Tensor
+    """Policy entropies ``[B]``."""
+
+
+class PPOBatch(NamedTuple):
+    """A checked batch of on-policy samples (a rollout or a minibatch of it), tensors on the
+    algorithm's device."""
+
+    obs: Tensor
+    """float32 ``[B, ...]``."""
+    action: Tensor
+    """int64 ``[B]`` or float32 ``[B, act_dim]``."""
+    value: Tensor
+    """The values predicted when acting ``[B]``."""
+    returns: Tensor
+    """Value targets ``[B]``."""
+    log_prob: Tensor
+    """Log-probabilities of the actions when acting ``[B]``."""
+    advantage: Tensor
+    """Advantages ``[B]``."""
+
+
+def _squeeze_value(value: Tensor) -> Tensor:
     """``[B, 1]`` values to ``[B]``; anything else as the model returned it."""
     return value.squeeze(-1) if value.ndim >= 2 and value.shape[-1] == 1 else value
 
 
-class PPO(Algorithm):
+class PPO(OnPolicyAlgorithm):
     """Proximal Policy Optimization with a clipped surrogate objective (Schulman et al., 2017).
 
     "Proximal Policy Optimization Algorithms", arXiv:1707.06347. One :meth:`learn` call is one
@@ -137,10 +131,10 @@ class PPO(Algorithm):
         L_v    = 0.5 · mean(max((V - R)², (old_V + clip(V - old_V, -ε, ε) - R)²))
         loss   = value_loss_coef · L_v + L_clip - entropy_coef · H
 
-    where ``A`` is normalised per minibatch when ``norm_adv`` (PARL's rules). Unlike PARL,
-    which clipped each gradient tensor separately (``ClipGradByNorm``), gradients are clipped
-    by their **global** norm (:func:`parl.core.optim.clip_grad_norm_`), as the PPO paper's code
-    and CleanRL.
+    where ``A`` is normalised per minibatch when ``norm_adv`` (PARL's rules). Unlike PARL's
+    paddle PPO, which clipped each gradient tensor separately, gradients are clipped by their
+    **global** norm, as PARL's torch PPO, the PPO paper's code and CleanRL. It runs on the
+    framework of its model (paddle or torch) and, on torch, on the model's device.
 
     Model contract (checked at construction):
 
@@ -150,12 +144,10 @@ class PPO(Algorithm):
       standard deviation (not its log, as in PARL) of that shape or broadcastable to it, such
       as ``exp(log_std)`` of a state-independent ``[1, act_dim]`` parameter.
 
-    The policy becomes a :class:`~parl.core.distributions.Categorical` or
-    :class:`~parl.core.distributions.DiagGaussian` (log-probabilities from ``log_softmax``;
-    Gaussian ones summed over action dimensions). Advantages and returns (e.g. GAE from
-    ``parl.utils.compute_gae``) are computed by the caller. ``predict``, ``sample`` and
-    ``value`` give the observation to the model as it is, so one unbatched observation works
-    as in PARL 2.x; ``learn`` checks that every input has one entry per observation.
+    Advantages and returns (e.g. GAE from ``parl.utils.compute_gae``) are computed by the
+    caller. ``predict``, ``sample`` and ``value`` give the observation to the model as it is,
+    so one unbatched observation works as in PARL 2.x; ``learn`` checks that every input has
+    one entry per observation.
 
     The positional hyperparameters after ``model`` (``clip_param`` … ``continuous_action``)
     are the fields of :class:`PPOConfig`, in PARL's order; ``None`` keeps the config's value,
@@ -163,32 +155,24 @@ class PPO(Algorithm):
 
     Args:
         model: the actor-critic model.
+        device: torch only: move the model there (``"cpu"``, ``"cuda"``, ``"cuda:<index>"``).
         config: a :class:`PPOConfig` or a mapping of its fields.
         **options: further config fields (an unknown name is a ``ValidationError``).
 
     Examples:
-        >>> import paddle
         >>> import parl
-        >>> class ActorCritic(parl.Model):
-        ...     def __init__(self):
-        ...         super().__init__()
-        ...         self.pi, self.v = paddle.nn.Linear(4, 2), paddle.nn.Linear(4, 1)
-        ...     def policy(self, obs):
-        ...         return self.pi(obs)
-        ...     def value(self, obs):
-        ...         return self.v(obs)
+        >>> from parl_algos_pg import DiscretePPOModel
         >>> PPO = parl.algorithms.get("PPO")
-        >>> alg = PPO(ActorCritic(), clip_param=0.2, initial_lr=2.5e-4)
+        >>> alg = PPO(DiscretePPOModel(4, 2), clip_param=0.2, initial_lr=2.5e-4)
     """
 
     Config = PPOConfig
     required_model_methods = ("policy", "value")
     config: PPOConfig
-    model: Model
 
     def __init__(
         self,
-        model: Model,
+        model: Any,
         clip_param: float | None = None,
         value_loss_coef: float | None = None,
         entropy_coef: float | None = None,
@@ -199,6 +183,7 @@ class PPO(Algorithm):
         norm_adv: bool | None = None,
         continuous_action: bool | None = None,
         *,
+        device: Any = None,
         config: PPOConfig | Mapping[str, Any] | None = None,
         **options: Any,
     ) -> None:
@@ -206,6 +191,7 @@ class PPO(Algorithm):
             raise TypeError("PPO needs a model with policy() and value(): PPO(model, ...)")
         super().__init__(
             model,
+            device=device,
             config=config,
             clip_param=clip_param,
             value_loss_coef=value_loss_coef,
@@ -218,120 +204,63 @@ class PPO(Algorithm):
             continuous_action=continuous_action,
             **options,
         )
-        self._actions = (
-            _ContinuousActions() if self.config.continuous_action else _DiscreteActions()
-        )
-        self._action_width: int | None = None
+        self.continuous_action = self.config.continuous_action
         # Walking the layer tree for its parameters costs more than a small layer's matmul.
-        self._parameters = self.model.parameters()
-        self.optimizer = paddle.optimizer.Adam(
-            learning_rate=self.config.initial_lr,
-            epsilon=self.config.eps,
-            parameters=self._parameters,
-            use_multi_tensor=True,
+        self._parameters = list(self.model.parameters())
+        cfg = self.config
+        self.optimizer = self.ops.adam_with_eps(self._parameters, cfg.initial_lr, cfg.eps)
+
+    def _policy_output(self, obs: Tensor) -> Any:
+        return self.model.policy(obs)
+
+    def _actions_hint(self, continuous: bool) -> str:
+        if continuous:
+            return (
+                "this PPO has continuous_action=True and needs float actions [B, act_dim]; "
+                "build it with continuous_action=False for a Discrete action space"
+            )
+        return (
+            "this PPO has continuous_action=False; build it with continuous_action=True for a "
+            "Box action space, or cast discrete actions with .astype('int64')"
         )
 
-    def _distribution(self, obs: paddle.Tensor, where: str, batch: int | None = None) -> Any:
-        dist = self._actions.distribution(self.model.policy(obs), where)
-        if batch is not None and list(dist.batch_shape) != [batch]:
-            raise ValueError(batch_shape_message(where, dist.batch_shape, batch))
-        return dist
+    # -- acting -------------------------------------------------------------------------------
 
-    def _value(self, obs: paddle.Tensor, where: str) -> paddle.Tensor:
-        value = _squeeze_value(self.model.value(obs))
-        if value.ndim != 1 or value.shape[0] != obs.shape[0]:
-            raise ValueError(value_shape_message(where, value.shape, obs.shape[0]))
-        return value
-
-    # -- acting ---------------------------------------------------------------------------
-
-    def sample(
-        self, obs: paddle.Tensor
-    ) -> tuple[paddle.Tensor, paddle.Tensor, paddle.Tensor, paddle.Tensor]:
-        """Draw exploratory actions (no gradients); one observation or a batch ``[B, ...]``.
-
-        Returns:
-            ``(value, action, action_log_probs, action_entropy)``: values ``[B]``; actions
-            ``[1, B]`` int64 (discrete) or ``[1, B, act_dim]`` float32 (continuous) and their
-            log-probabilities ``[1, B]``, with PARL 2.x's leading axis of one draw
-            (``dist.sample([1])``; PARL's agents take ``[0]``); the policy entropies ``[B]``.
-            For one observation the ``B`` axis is absent (values keep the model's shape).
-        """
-        obs = to_tensor(obs, "float32")
-        with paddle.no_grad():
+    def act(self, obs: Any) -> PolicySample:
+        """Draw one action per observation (no gradients): one observation or a batch
+        ``[B, ...]``; for one observation the ``B`` axis is absent."""
+        obs = self._obs(obs)
+        with self.ops.no_grad():
             value = _squeeze_value(self.model.value(obs))
             dist = self._distribution(obs, "PPO.sample")
             action = dist.sample()
-            logp = dist.log_prob(action)
-            return value, action.unsqueeze(0), logp.unsqueeze(0), dist.entropy()
+            return PolicySample(value, action, dist.log_prob(action), dist.entropy())
 
-    def predict(self, obs: paddle.Tensor) -> paddle.Tensor:
-        """Return greedy actions: the argmax (discrete) or the mean (continuous)."""
-        with paddle.no_grad():
-            return self._distribution(to_tensor(obs, "float32"), "PPO.predict").mode()
+    def sample(self, obs: Any) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        """PARL's ``(value, action, action_log_probs, action_entropy)`` of :meth:`act`.
 
-    def value(self, obs: paddle.Tensor) -> paddle.Tensor:
-        """Return state values ``[B]`` of a batch (no gradients); ``[B, 1]`` is squeezed."""
-        with paddle.no_grad():
-            return _squeeze_value(self.model.value(to_tensor(obs, "float32")))
-
-    # -- learning -------------------------------------------------------------------------
-
-    def _step(
-        self,
-        obs: paddle.Tensor,
-        action: paddle.Tensor,
-        old_value: paddle.Tensor,
-        returns: paddle.Tensor,
-        old_logp: paddle.Tensor,
-        adv: paddle.Tensor,
-        where: str,
-    ) -> paddle.Tensor:
-        """One gradient step on prepared tensors.
-
-        Returns:
-            ``[value_loss, action_loss, entropy, approx_kl, clip_fraction]`` (no gradients).
+        On paddle, actions and log-probabilities carry PARL's paddle leading axis of one draw
+        (``[1, B, ...]``); on torch they are ``[B, ...]``, as PARL's torch PPO
+        (:data:`PARL_DRAW_AXIS`). Values ``[B]`` and entropies ``[B]`` on both.
         """
-        cfg = self.config
-        value = self._value(obs, where)
-        dist = self._distribution(obs, where, obs.shape[0])
-        logp, entropy = dist.log_prob(action), dist.entropy()
-        if cfg.norm_adv and adv.shape[0] > 1:
-            # Unbiased std written out: paddle.std promotes dtypes internally and warns.
-            centered = adv - adv.mean()
-            std = (centered.square().sum() / (adv.shape[0] - 1)).sqrt()
-            adv = centered / (std + ADV_EPS)
-        log_ratio = logp - old_logp
-        ratio = paddle.exp(log_ratio)
-        surr1 = ratio * adv
-        surr2 = paddle.clip(ratio, 1.0 - cfg.clip_param, 1.0 + cfg.clip_param) * adv
-        action_loss = -paddle.minimum(surr1, surr2).mean()
-        if cfg.use_clipped_value_loss:
-            value_clipped = old_value + paddle.clip(
-                value - old_value, -cfg.clip_param, cfg.clip_param
-            )
-            value_loss = (
-                0.5
-                * paddle.maximum(
-                    (value - returns).square(), (value_clipped - returns).square()
-                ).mean()
-            )
-        else:
-            value_loss = 0.5 * (value - returns).square().mean()
-        entropy_loss = entropy.mean()
-        loss = cfg.value_loss_coef * value_loss + action_loss - cfg.entropy_coef * entropy_loss
-        self.optimizer.clear_grad()
-        loss.backward()
-        if cfg.max_grad_norm is not None:
-            clip_grad_norm_(self._parameters, cfg.max_grad_norm)
-        self.optimizer.step()
-        with paddle.no_grad():
-            approx_kl = ((ratio - 1.0) - log_ratio).mean()
-            clip_fraction = ((ratio - 1.0).abs() > cfg.clip_param).astype("float32").mean()
-        stats = [value_loss.detach(), action_loss.detach(), entropy_loss.detach()]
-        return paddle.stack([*stats, approx_kl, clip_fraction])
+        step = self.act(obs)
+        if not PARL_DRAW_AXIS[self.backend.name]:
+            return step.value, step.action, step.log_prob, step.entropy
+        return step.value, step.action.unsqueeze(0), step.log_prob.unsqueeze(0), step.entropy
 
-    def _prepare(
+    def predict(self, obs: Any) -> Tensor:
+        """Return greedy actions: the argmax ``[B]`` (discrete) or the mean (continuous)."""
+        with self.ops.no_grad():
+            return self._distribution(self._obs(obs), "PPO.predict").mode()
+
+    def value(self, obs: Any) -> Tensor:
+        """Return state values ``[B]`` of a batch (no gradients); ``[B, 1]`` is squeezed."""
+        with self.ops.no_grad():
+            return _squeeze_value(self.model.value(self._obs(obs)))
+
+    # -- learning -----------------------------------------------------------------------------
+
+    def learn(
         self,
         batch_obs: Any,
         batch_action: Any,
@@ -339,48 +268,12 @@ class PPO(Algorithm):
         batch_return: Any,
         batch_logprob: Any,
         batch_adv: Any,
-        where: str,
-    ) -> _Batch:
-        obs = as_batch_obs(batch_obs, where)
-        batch = obs.shape[0]
-        action = self._actions.convert(batch_action, batch, where, self._actions.hint)
-        if self._action_width is None:
-            # One tiny forward, once: the width of the policy's output does not change.
-            with paddle.no_grad():
-                self._action_width = self._actions.width(self._distribution(obs[:1], where, 1))
-        given = (
-            batch_action if isinstance(batch_action, paddle.Tensor) else np.asarray(batch_action)
-        )
-        self._actions.check_fits(self._action_width, given, action, where)
-        return (
-            obs,
-            action,
-            as_batch_vector(batch_value, batch, "batch_value", where),
-            as_batch_vector(batch_return, batch, "batch_return", where),
-            as_batch_vector(batch_logprob, batch, "batch_logprob", where),
-            as_batch_vector(batch_adv, batch, "batch_adv", where),
-        )
-
-    def _set_lr(self, lr: float | None) -> None:
-        """PARL's ``if lr: set_lr(lr)``: ``None`` and ``0`` keep the current rate."""
-        rate = check_lr(lr)
-        if rate is not None:
-            self.optimizer.set_lr(rate)
-
-    def learn(
-        self,
-        batch_obs: paddle.Tensor,
-        batch_action: paddle.Tensor,
-        batch_value: paddle.Tensor,
-        batch_return: paddle.Tensor,
-        batch_logprob: paddle.Tensor,
-        batch_adv: paddle.Tensor,
         lr: float | None = None,
     ) -> tuple[float, float, float]:
         """Take one gradient step on a minibatch (PARL's signature).
 
         Args:
-            batch_obs: observations ``[B, ...]``.
+            batch_obs: observations ``[B, ...]`` (tensors or numpy arrays, as every input).
             batch_action: the actions taken: ints ``[B]`` (floats holding whole numbers are
                 accepted, as PARL's Atari PPO passes them) or float ``[B, act_dim]``.
             batch_value: the values predicted when acting ``[B]``.
@@ -400,12 +293,12 @@ class PPO(Algorithm):
             TypeError: discrete actions given to a continuous PPO, or the reverse.
         """
         where = "PPO.learn"
-        self._set_lr(lr)
-        tensors = self._prepare(
+        batch = self._batch(
             batch_obs, batch_action, batch_value, batch_return, batch_logprob, batch_adv, where
         )
-        value_loss, action_loss, entropy_loss = self._step(*tensors, where)[:3].numpy().tolist()
-        return value_loss, action_loss, entropy_loss
+        self._set_lr(lr)
+        stats = self.ops.to_numpy(self._step(batch, where)).tolist()
+        return stats[0], stats[1], stats[2]
 
     def learn_epochs(
         self,
@@ -424,9 +317,9 @@ class PPO(Algorithm):
 
         The inputs are the whole rollout, flattened to ``[B, ...]`` and laid out as for
         :meth:`learn`; they are converted and checked once, and the statistics are read back
-        once (per epoch with ``target_kl``), which saves paddle's per-call overhead compared
-        with calling :meth:`learn` in a loop. With ``config.target_kl``, the loop stops after
-        the first epoch whose mean ``approx_kl`` exceeds it (CleanRL's rule).
+        once (per epoch with ``target_kl``), which saves the framework's per-call overhead
+        compared with calling :meth:`learn` in a loop. With ``config.target_kl``, the loop
+        stops after the first epoch whose mean ``approx_kl`` exceeds it (CleanRL's rule).
 
         Args:
             epochs: passes over the rollout (at most, with ``target_kl``).
@@ -442,25 +335,28 @@ class PPO(Algorithm):
         where = "PPO.learn_epochs"
         epochs = positive_int("epochs", epochs)
         num_minibatches = positive_int("num_minibatches", num_minibatches)
-        self._set_lr(lr)
-        tensors = self._prepare(
+        batch = self._batch(
             batch_obs, batch_action, batch_value, batch_return, batch_logprob, batch_adv, where
         )
-        check_minibatches(tensors[0].shape[0], num_minibatches, where)
-        explained = _explained_variance(tensors[2], tensors[3])
+        size = batch.obs.shape[0]
+        if size % num_minibatches:
+            raise ValueError(
+                f"{where}: the rollout has {size} samples, which does not split into "
+                f"{num_minibatches} equal minibatches; pick num_minibatches dividing {size}"
+            )
+        self._set_lr(lr)
         rng = rng if rng is not None else np.random.default_rng()
-        steps: list[paddle.Tensor] = []
-        epochs_run = 0
-        for _ in range(epochs):
-            epoch = self._epoch(tensors, num_minibatches, rng, where)
-            steps += epoch
-            epochs_run += 1
-            target_kl = self.config.target_kl
-            if target_kl is not None and float(paddle.stack(epoch)[:, 3].mean()) > target_kl:
+        steps: list[Tensor] = []
+        kl, epochs_run = self.config.target_kl, 0
+        while epochs_run < epochs:
+            stats = self._epoch(batch, num_minibatches, rng, where)
+            steps, epochs_run = steps + stats, epochs_run + 1
+            if kl is not None and float(self.ops.stack(stats)[:, 3].mean()) > kl:
                 break
-        means = paddle.stack(steps).mean(0)
+        means = self.ops.mean(self.ops.stack(steps), axis=0)
+        explained = self._explained_variance(batch).reshape([1])
         value_loss, action_loss, entropy, approx_kl, clip_fraction, explained_variance = (
-            paddle.concat([means, explained.reshape([1])]).numpy().tolist()
+            self.ops.to_numpy(self.ops.concat([means, explained])).tolist()
         )
         return PPOStats(
             value_loss,
@@ -473,28 +369,131 @@ class PPO(Algorithm):
         )
 
     def _epoch(
-        self, tensors: _Batch, num_minibatches: int, rng: np.random.Generator, where: str
-    ) -> list[paddle.Tensor]:
+        self, batch: PPOBatch, num_minibatches: int, rng: np.random.Generator, where: str
+    ) -> list[Tensor]:
         """One shuffled pass over the rollout; the statistics of each gradient step."""
         if num_minibatches == 1:
             # A full-batch step does not depend on the order: no shuffle, no gather.
-            return [self._step(*tensors, where)]
-        batch = tensors[0].shape[0]
-        size = batch // num_minibatches
-        order = paddle.to_tensor(rng.permutation(batch))
-        stats = []
-        for start in range(0, batch, size):
-            index = order[start : start + size]
-            obs, action, value, returns, logp, adv = (paddle.gather(t, index) for t in tensors)
-            stats.append(self._step(obs, action, value, returns, logp, adv, where))
-        return stats
+            return [self._step(batch, where)]
+        size = batch.obs.shape[0]
+        order = self.ops.to_tensor(rng.permutation(size), "int64", self.device)
+        step = size // num_minibatches
+        return [
+            self._step(self._rows(batch, order[start : start + step]), where)
+            for start in range(0, size, step)
+        ]
 
+    def _rows(self, batch: PPOBatch, index: Tensor) -> PPOBatch:
+        """The minibatch of ``batch`` at ``index``."""
+        return PPOBatch._make(self.ops.take_rows(tensor, index) for tensor in batch)
 
-def _explained_variance(values: paddle.Tensor, returns: paddle.Tensor) -> paddle.Tensor:
-    """``1 - Var(returns - values) / Var(returns)``; nan when the returns are constant."""
-    values, returns = values.astype("float32"), returns.astype("float32")
-    var_returns = (returns - returns.mean()).square().mean()
-    residual = returns - values
-    var_residual = (residual - residual.mean()).square().mean()
-    nan = paddle.full([], float("nan"), "float32")
-    return paddle.where(var_returns > 0, 1.0 - var_residual / var_returns, nan)
+    def _step(self, batch: PPOBatch, where: str) -> Tensor:
+        """One gradient step on the loss of the class docstring.
+
+        Returns:
+            ``[value_loss, action_loss, entropy, approx_kl, clip_fraction]`` (no gradients).
+        """
+        ops, cfg, eps = self.ops, self.config, self.config.clip_param
+        value = self._value(batch.obs, where)
+        dist = self._distribution(batch.obs, where, batch.obs.shape[0])
+        log_prob, entropy = dist.log_prob(batch.action), dist.entropy().mean()
+        adv = self._normalised(batch.advantage) if cfg.norm_adv else batch.advantage
+        log_ratio = log_prob - batch.log_prob
+        ratio = log_ratio.exp()
+        action_loss = -ops.minimum(ratio * adv, ops.clip(ratio, 1.0 - eps, 1.0 + eps) * adv).mean()
+        value_error = (value - batch.returns).square()
+        if cfg.use_clipped_value_loss:
+            clipped = batch.value + ops.clip(value - batch.value, -eps, eps)
+            value_error = ops.maximum(value_error, (clipped - batch.returns).square())
+        value_loss = 0.5 * value_error.mean()
+        loss = cfg.value_loss_coef * value_loss + action_loss - cfg.entropy_coef * entropy
+        ops.step(self.optimizer, loss, self._parameters, cfg.max_grad_norm)
+        with ops.no_grad():
+            approx_kl = ((ratio - 1.0) - log_ratio).mean()
+            clip_fraction = ops.to_tensor((ratio - 1.0).abs() > eps, "float32").mean()
+            losses = [value_loss.detach(), action_loss.detach(), entropy.detach()]
+            return ops.stack([*losses, approx_kl, clip_fraction])
+
+    @staticmethod
+    def _normalised(adv: Tensor) -> Tensor:
+        """Advantages with zero mean and unit (unbiased) standard deviation; one is kept."""
+        if adv.shape[0] < 2:
+            return adv
+        centered = adv - adv.mean()
+        return centered / ((centered.square().sum() / (adv.shape[0] - 1)).sqrt() + ADV_EPS)
+
+    def _value(self, obs: Tensor, where: str) -> Tensor:
+        value = _squeeze_value(self.model.value(obs))
+        if value.ndim != 1 or value.shape[0] != obs.shape[0]:
+            raise ValueError(
+                f"{where}: model.value returned {list(value.shape)}, expected "
+                f"[{obs.shape[0]}] or [{obs.shape[0]}, 1]"
+            )
+        return value
+
+    def _explained_variance(self, batch: PPOBatch) -> Tensor:
+        """``1 - Var(returns - values) / Var(returns)``; nan when the returns are constant."""
+        returns = batch.returns
+        var_returns = (returns - returns.mean()).square().mean()
+        residual = returns - batch.value
+        var_residual = (residual - residual.mean()).square().mean()
+        return self.ops.where(var_returns > 0, 1.0 - var_residual / var_returns, float("nan"))
+
+    def _batch(
+        self,
+        obs: Any,
+        action: Any,
+        value: Any,
+        returns: Any,
+        log_prob: Any,
+        adv: Any,
+        where: str,
+    ) -> PPOBatch:
+        """The inputs of ``learn`` converted, checked against each other and the model, and
+        moved to the device."""
+        obs = self._batch_obs(obs, where)
+        if not self.continuous_action:
+            action = self._whole_numbers(action, where)
+        size = obs.shape[0]
+        return PPOBatch(
+            obs,
+            self._actions(action, obs, where),
+            self._batch_vector(value, size, "batch_value", where),
+            self._batch_vector(returns, size, "batch_return", where),
+            self._batch_vector(log_prob, size, "batch_logprob", where),
+            self._batch_vector(adv, size, "batch_adv", where),
+        )
+
+    def _whole_numbers(self, action: Any, where: str) -> Any:
+        """Discrete actions held as floats (PARL's Atari PPO stores them in a float buffer) as
+        int64 numpy; other actions as they are. A fractional value is refused, not truncated."""
+        is_tensor = isinstance(action, self.backend.tensor_type)
+        floats = action.is_floating_point() if is_tensor else np.asarray(action).dtype.kind == "f"
+        shape = tuple(action.shape) if is_tensor else np.shape(action)
+        if not floats or not (len(shape) == 1 or (len(shape) == 2 and shape[1] == 1)):
+            return action
+        values = np.asarray(self.ops.to_numpy(action) if is_tensor else action, np.float64)
+        bad = values[~np.isfinite(values) | (values != np.round(values))]
+        if bad.size:
+            raise ValueError(
+                f"{where}: discrete actions must be whole numbers, got {float(bad[0])!r} in a "
+                "float batch; pass the sampled action indices (ints, or floats such as 3.0); "
+                f"{self._actions_hint(False)}"
+            )
+        return values.astype(np.int64)
+
+    def _set_lr(self, lr: Any) -> None:
+        """PARL's ``if lr: set_lr(lr)``: ``None`` and ``0`` keep the current rate.
+
+        Raises:
+            ValueError: ``lr`` is not a non-negative number.
+        """
+        if lr is None:
+            return
+        if isinstance(lr, bool) or not isinstance(lr, numbers.Real) or not float(lr) >= 0:
+            raise ValueError(
+                f"lr must be a non-negative number or None, got {lr!r} (None and 0 keep the "
+                "optimizer's current rate)"
+            )
+        if float(lr) > 0:
+            self.ops.set_lr(self.optimizer, float(lr))

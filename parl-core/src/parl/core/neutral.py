@@ -111,6 +111,7 @@ class Algorithm(AlgorithmBase):
         self,
         model: Any = None,
         *,
+        device: Any = None,
         config: AlgorithmConfig | Mapping[str, Any] | None = None,
         **options: Any,
     ) -> None:
@@ -118,7 +119,7 @@ class Algorithm(AlgorithmBase):
         self.backend = ops.BACKEND  # type: ignore[misc]
         self.model_class = ops.Model  # type: ignore[misc]
         super().__init__(model, config=config, **options)
-        self.device = ops.device_of(model)
+        self.device = ops.device_of(model) if device is None else ops.move_algorithm(self, device)
 
     @property
     def ops(self) -> ModuleType:

@@ -369,3 +369,39 @@ __all__ += [
     "set_lr",
     "set_rng_state",
 ]
+
+
+# -- ops added for the pg family ---------------------------------------------------------------
+
+__all__ += ["adam_with_eps", "full_parameter", "orthogonal_linear", "take_rows"]
+
+
+def take_rows(x: paddle.Tensor, index: paddle.Tensor) -> paddle.Tensor:
+    """The rows of ``x`` at int64 ``index [K]``: shape ``[K, *x.shape[1:]]`` (a copy)."""
+    return paddle.gather(x, index)
+
+
+def adam_with_eps(
+    parameters: Iterable[paddle.Tensor], lr: float, eps: float
+) -> paddle.optimizer.Adam:
+    """An Adam optimizer over ``parameters`` whose denominator adds ``eps`` (one fused update)."""
+    return paddle.optimizer.Adam(
+        learning_rate=lr, epsilon=eps, parameters=list(parameters), use_multi_tensor=True
+    )
+
+
+def orthogonal_linear(in_dim: int, out_dim: int, gain: float) -> nn.Linear:
+    """A ``Linear`` layer with an orthogonal weight scaled by ``gain`` and a zero bias."""
+    return nn.Linear(
+        in_dim,
+        out_dim,
+        weight_attr=paddle.ParamAttr(initializer=nn.initializer.Orthogonal(gain)),
+        bias_attr=paddle.ParamAttr(initializer=nn.initializer.Constant(0.0)),
+    )
+
+
+def full_parameter(shape: Sequence[int], value: float) -> paddle.Tensor:
+    """A trainable float32 parameter of ``shape`` filled with ``value`` (set it on a Model)."""
+    return paddle.create_parameter(
+        list(shape), "float32", default_initializer=nn.initializer.Constant(value)
+    )

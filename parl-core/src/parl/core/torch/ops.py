@@ -425,3 +425,31 @@ __all__ += [
     "set_lr",
     "set_rng_state",
 ]
+
+
+# -- ops added for the pg family ---------------------------------------------------------------
+
+__all__ += ["adam_with_eps", "full_parameter", "orthogonal_linear", "take_rows"]
+
+
+def take_rows(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """The rows of ``x`` at int64 ``index [K]``: shape ``[K, *x.shape[1:]]`` (a copy)."""
+    return x.index_select(0, index)
+
+
+def adam_with_eps(parameters: Iterable[torch.Tensor], lr: float, eps: float) -> torch.optim.Adam:
+    """An Adam optimizer over ``parameters`` whose denominator adds ``eps``."""
+    return torch.optim.Adam(list(parameters), lr=lr, eps=eps)
+
+
+def orthogonal_linear(in_dim: int, out_dim: int, gain: float) -> nn.Linear:
+    """A ``Linear`` layer with an orthogonal weight scaled by ``gain`` and a zero bias."""
+    layer = nn.Linear(in_dim, out_dim)
+    nn.init.orthogonal_(layer.weight, gain)
+    nn.init.zeros_(layer.bias)
+    return layer
+
+
+def full_parameter(shape: Sequence[int], value: float) -> nn.Parameter:
+    """A trainable float32 parameter of ``shape`` filled with ``value`` (set it on a Model)."""
+    return nn.Parameter(torch.full(tuple(shape), float(value)))
