@@ -78,6 +78,10 @@ class A2C(Algorithm):
     set on every call, as PARL's schedule does. Log-probabilities come from ``log_softmax``
     (:class:`~parl.core.distributions.Categorical`).
 
+    It runs on the framework of its model (paddle or torch); ``device=`` moves it (torch). The
+    second argument may also be PARL 2.x torch's config dict (``vf_loss_coeff``,
+    ``learning_rate``).
+
     Model contract (checked at construction): ``policy(obs)`` → logits ``[B, act_dim]``;
     ``value(obs)`` → ``[B]`` or ``[B, 1]``; ``policy_and_value(obs)`` → both from one pass.
 

@@ -55,14 +55,14 @@ def check_unit_actions(action: Any, where: str) -> None:
             )
 
 
-def stack_q(ops: Any, q: Any, batch: int, where: str) -> Tensor:
+def _stack_q(ops: Any, q: Any, batch: int, where: str) -> Tensor:
     """Bring what ``model.value`` returned to ``[num_critics, B]``.
 
     Accepted: one critic's ``[B]`` or ``[B, 1]``; a tuple or list of those (PARL's
     ``(Q1, Q2)``); an ensemble's ``[num_critics, B]``.
     """
     if isinstance(q, (tuple, list)):
-        return ops.stack([stack_q(ops, item, batch, where)[0] for item in q])
+        return ops.stack([_stack_q(ops, item, batch, where)[0] for item in q])
     shape = list(getattr(q, "shape", ()))
     if shape == [batch]:
         return q.unsqueeze(0)
@@ -236,7 +236,7 @@ class DDPG(Algorithm):
         with self.ops.no_grad_of(self._critic_only):
             q1 = getattr(self.model, "Q1", None) if first_only else None
             if q1 is not None:
-                return stack_q(self.ops, self._call(q1, obs, action), obs.shape[0], "model.Q1")
+                return _stack_q(self.ops, self._call(q1, obs, action), obs.shape[0], "model.Q1")
             return self._q(self.model, obs, action)
 
     def _minimize(self, optimizer: Any, loss: Tensor) -> Tensor:
@@ -247,7 +247,7 @@ class DDPG(Algorithm):
     def _q(self, model: Any, obs: Tensor, action: Tensor) -> Tensor:
         """Every critic's Q values, ``[num_critics, B]``."""
         q = self._call(model.value, obs, action)
-        return stack_q(self.ops, q, obs.shape[0], f"{type(self).__name__}.learn")
+        return _stack_q(self.ops, q, obs.shape[0], f"{type(self).__name__}.learn")
 
     def _call(self, method: Any, obs: Tensor, *rest: Tensor) -> Any:
         """Call a model method; a shape error names the inputs the model could not take."""

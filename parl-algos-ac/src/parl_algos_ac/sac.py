@@ -86,7 +86,8 @@ class SAC(TanhGaussianActing):
     critics run in one batched pass when the model stacks them
     (:class:`~parl_algos_ac.models.GaussianActorCritic`). α is read from ``log_alpha`` before
     the step; ``log_alpha`` (a learnable scalar with ``alpha="auto"``) and its optimizer are
-    saved in checkpoints. :attr:`alpha_loss` holds the last α loss for logging.
+    saved in checkpoints. :attr:`alpha_loss` holds the last α loss for logging. It runs on the
+    framework of its model (paddle or torch); on torch ``log_alpha`` lives on the model's device.
 
     Model contract: ``policy(obs)`` → ``(mean, log_std)`` of the pre-squash Gaussian;
     ``value(obs, act)`` → the critics' Q values (``(Q1, Q2)`` or ``[2, B]``);
