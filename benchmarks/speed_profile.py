@@ -127,7 +127,7 @@ AC_BUCKETS: list[Bucket] = [
     ("learn (total)", [("parl_algos_ac/agent.py", "learn")], "everything below"),
     (
         "· checks + conversion",
-        [("parl_algos_ac/ddpg.py", "_check_batch")],
+        [("parl_algos_ac/ddpg.py", "_transitions")],
         "numpy → tensors, shapes",
     ),
     ("· policy forward", [("parl_algos_ac/models.py", "policy")], "incl. acting's and evals'"),

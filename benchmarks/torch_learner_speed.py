@@ -53,10 +53,11 @@ def _timed(step: Callable[[], object], updates: int, device: str) -> float:
 
 def ours(device: str, batch: int, updates: int) -> float:
     """Updates per second of our torch SAC on ``device``."""
-    from parl_algos_ac.torch import SAC, GaussianActorCritic
+    from parl_algos_ac import SAC, GaussianActorCritic
 
     torch.manual_seed(0)
-    sac = SAC(GaussianActorCritic(OBS_DIM, ACT_DIM, HIDDEN), alpha="auto").to(device)
+    model = GaussianActorCritic(OBS_DIM, ACT_DIM, HIDDEN, backend="torch")
+    sac = SAC(model, alpha="auto").to(device)
     g = torch.Generator().manual_seed(0)
     obs, next_obs = (torch.randn(batch, OBS_DIM, generator=g).to(device) for _ in range(2))
     action = (torch.rand(batch, ACT_DIM, generator=g) * 2 - 1).to(device)

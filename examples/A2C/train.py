@@ -6,7 +6,9 @@
 ``@parl.remote_class`` actor in its own process that steps its own vector env with a copy of the
 policy and returns ``num_steps`` steps with GAE advantages; the learner sends the latest weights
 with every request, gathers all batches, and takes one A2C step on them (PARL's "A2C with
-remote actors", synchronous). ``--help`` lists every flag.
+remote actors", synchronous). ``--backend torch`` runs the learner and the samplers on torch,
+``--device cuda`` puts the learner on a GPU (the samplers act on the CPU). ``--help`` lists
+every flag.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 import parl
 from parl.utils import (
@@ -42,6 +45,10 @@ class Args:
 
     env_id: str = "CartPole-v1"
     """Gymnasium id with flat Box observations and Discrete actions."""
+    backend: Literal["paddle", "torch"] | None = None
+    """Framework of the learner and the samplers: paddle or torch; None: parl.get_backend()."""
+    device: str = "cpu"
+    """Where the torch learner trains: cpu, cuda or cuda:<index> (paddle: cpu only here)."""
     seed: int = 0
     """Seeds the learner, the samplers (seed + 1000 * (i + 1)) and evaluation."""
     total_steps: int = 300_000
@@ -82,12 +89,18 @@ class Args:
 
 
 def build_agent(
-    obs_dim: int, act_dim: int, hidden_sizes: Sequence[int], shared_trunk: bool = False
+    obs_dim: int,
+    act_dim: int,
+    hidden_sizes: Sequence[int],
+    shared_trunk: bool = False,
+    backend: str | None = None,
+    device: str = "cpu",
 ) -> A2CAgent:
-    """The learner's and every sampler's agent (A2C from the registry)."""
-    a2c: type[A2C] = parl.algorithms.get("A2C")
-    model = DiscreteActorCritic(obs_dim, act_dim, hidden_sizes, shared=shared_trunk)
-    return A2CAgent(a2c(model, vf_loss_coeff=0.5))
+    """The learner's and every sampler's agent (A2C from the registry) on ``backend``."""
+    backend = backend or parl.get_backend()
+    a2c: type[A2C] = parl.algorithms.get("A2C", backend=backend)
+    model = DiscreteActorCritic(obs_dim, act_dim, hidden_sizes, shared_trunk, backend=backend)
+    return A2CAgent(a2c(model, vf_loss_coeff=0.5), device=device)
 
 
 @parl.remote_class(wait=False)
@@ -100,6 +113,7 @@ class Sampler:
         hidden_sizes: the model's hidden layers (as the learner's).
         shared_trunk: whether policy and value share their hidden layers (as the learner's).
         seed: seeds the policy's sampling and the environments.
+        backend: the learner's framework (the weights it sends are laid out for it).
     """
 
     def __init__(
@@ -109,12 +123,13 @@ class Sampler:
         hidden_sizes: Sequence[int],
         seed: int,
         shared_trunk: bool = False,
+        backend: str | None = None,
     ):
-        parl.set_seed(seed)
+        parl.set_seed(seed, backend=backend)
         envs = make_vector_env(env_id, num_envs)
         obs_dim = envs.single_observation_space.shape[0]
         act_dim = int(envs.single_action_space.n)
-        self.agent = build_agent(obs_dim, act_dim, hidden_sizes, shared_trunk)
+        self.agent = build_agent(obs_dim, act_dim, hidden_sizes, shared_trunk, backend)
         self.collector = RolloutCollector(envs, seed=seed)
 
     def sample(
@@ -159,7 +174,8 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
     run_dir = Path(args.logdir or f"runs/A2C_{args.env_id}_seed{args.seed}")
     save_config(args, run_dir)
     summary.set_logdir(run_dir)
-    parl.set_seed(args.seed)
+    backend = args.backend or parl.get_backend()
+    parl.set_seed(args.seed, backend=backend)
 
     eval_envs = make_vector_env(args.env_id, args.eval_episodes)
     obs_space, act_space = eval_envs.single_observation_space, eval_envs.single_action_space
@@ -167,7 +183,10 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
         raise ValueError(
             f"{args.env_id}: this example needs flat Box observations, Discrete actions"
         )
-    agent = build_agent(obs_space.shape[0], int(act_space.n), args.hidden_sizes, args.shared_trunk)
+    obs_dim, act_dim = obs_space.shape[0], int(act_space.n)
+    agent = build_agent(
+        obs_dim, act_dim, args.hidden_sizes, args.shared_trunk, backend, args.device
+    )
     tracker = EvalTracker(
         agent,
         eval_envs,
@@ -188,6 +207,7 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
             args.hidden_sizes,
             args.seed + 1000 * (i + 1),
             args.shared_trunk,
+            backend,
         )
         for i in range(args.num_samplers)
     ]

@@ -15,7 +15,8 @@ temperature 0: every action weighs 1).
 
 Offline runs count gradient steps: ``env_steps`` in the result and ``--total-steps`` are
 ``learn`` calls, and evaluations play the greedy policy in the real environment. Needs
-``pip install "parl-algos-ac[offline]"``.
+``pip install "parl-algos-ac[offline]"``. ``--backend torch`` trains (and builds) on torch with
+the same settings, ``--device cuda`` on a GPU.
 """
 
 from __future__ import annotations
@@ -74,11 +75,15 @@ class Args:
     """SAC's training steps for the expert dataset."""
     dataset_size: int = 10_000
     """Transitions recorded for the random, medium and expert datasets."""
+    backend: Literal["paddle", "torch"] | None = None
+    """Framework: paddle or torch; None: parl.get_backend()."""
+    device: str = "cpu"
+    """Where the torch backend trains: cpu, cuda or cuda:<index> (paddle: cpu only here)."""
     dataset_cache: str | None = None
     """A folder keeping built datasets by their build settings, to load instead of rebuilding
     (delete it after changing the builder's code: the key is the settings, not the code)."""
     seed: int = 0
-    """Seeds paddle, numpy, the environments, the dataset builder and sampling."""
+    """Seeds the framework, numpy, the environments, the dataset builder and sampling."""
     total_steps: int = 10_000
     """Gradient steps (learn calls)."""
     hidden_sizes: tuple[int, ...] = (256, 256)
@@ -121,12 +126,18 @@ class Args:
 # examples/SAC/train.py; the critics keep SAC's default rate (3e-4).
 BEHAVIOUR_LEARNING_STARTS, BEHAVIOUR_BATCH_SIZE, BEHAVIOUR_ACTOR_LR = 1_000, 256, 1e-3
 #: The settings each kind of built dataset depends on, besides the env, the kind and the seed.
+#: The SAC-built ones depend on the framework too (its draws differ), see ``backend_of``.
 BUILD_SETTINGS = {
     "random": ("dataset_size",),
-    "medium": ("behaviour_steps", "dataset_size", "hidden_sizes", "gamma"),
-    "medium-replay": ("behaviour_steps", "hidden_sizes", "gamma"),
-    "expert": ("expert_steps", "dataset_size", "hidden_sizes", "gamma"),
+    "medium": ("behaviour_steps", "dataset_size", "hidden_sizes", "gamma", "backend"),
+    "medium-replay": ("behaviour_steps", "hidden_sizes", "gamma", "backend"),
+    "expert": ("expert_steps", "dataset_size", "hidden_sizes", "gamma", "backend"),
 }
+
+
+def backend_of(args: Args) -> str:
+    """The framework the run trains on: ``--backend``, else :func:`parl.get_backend`."""
+    return args.backend or parl.get_backend()
 
 
 def make_env(env_id: str) -> gym.Env:
@@ -139,11 +150,11 @@ def train_behaviour_sac(args: Args, steps: int) -> tuple[ContinuousAgent, dict[s
     envs = make_vector_env(lambda: make_env(args.env_id), 1)
     obs_dim = envs.single_observation_space.shape[0]
     act_dim = envs.single_action_space.shape[0]
-    model = GaussianActorCritic(obs_dim, act_dim, args.hidden_sizes)
-    sac = parl.algorithms.get("SAC")(
+    model = GaussianActorCritic(obs_dim, act_dim, args.hidden_sizes, backend=backend_of(args))
+    sac = parl.algorithms.get("SAC", backend=backend_of(args))(
         model, gamma=args.gamma, alpha="auto", actor_lr=BEHAVIOUR_ACTOR_LR
     )
-    agent = ContinuousAgent(sac, seed=args.seed)
+    agent = ContinuousAgent(sac, seed=args.seed, device=args.device)
     rpm = ReplayMemory(steps, obs_dim=obs_dim, act_dim=act_dim, seed=args.seed)
     recorder, random_actions = DatasetRecorder(), np.random.default_rng(args.seed)
     collector = RolloutCollector(envs, seed=args.seed)
@@ -168,6 +179,8 @@ def cached_dataset_path(args: Args, kind: str) -> Path:
     """Where ``--dataset-cache`` keeps the ``kind`` dataset of these settings."""
     assert args.dataset_cache is not None
     settings = {name: getattr(args, name) for name in BUILD_SETTINGS[kind]}
+    if "backend" in settings:
+        settings["backend"] = backend_of(args)
     settings |= {"env_id": args.env_id, "build": kind, "seed": args.seed}
     digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
     return Path(args.dataset_cache) / f"{args.env_id}-{kind}-seed{args.seed}-{digest}.hdf5"
@@ -220,21 +233,24 @@ def load_dataset(args: Args, run_dir: Path) -> tuple[dict[str, np.ndarray], str]
 
 def build_agent(args: Args, obs_dim: int, act_dim: int) -> ContinuousAgent:
     """CQL, IQL or BC from the registry."""
+    backend = backend_of(args)
     common: dict[str, Any] = {"gamma": args.gamma, "actor_lr": args.actor_lr}
     common["critic_lr"] = args.critic_lr
     if args.algo in ("IQL", "BC"):
-        model: parl.Model = GaussianActorCriticValue(obs_dim, act_dim, args.hidden_sizes)
+        model: Any = GaussianActorCriticValue(obs_dim, act_dim, args.hidden_sizes, backend=backend)
         options = {"value_lr": args.critic_lr, "expectile": args.expectile}
         options["temperature"] = args.temperature if args.algo == "IQL" else 0.0
-        return ContinuousAgent(parl.algorithms.get("IQL")(model, **common, **options))
-    model = GaussianActorCritic(obs_dim, act_dim, args.hidden_sizes)
+        iql = parl.algorithms.get("IQL", backend=backend)(model, **common, **options)
+        return ContinuousAgent(iql, device=args.device)
+    model = GaussianActorCritic(obs_dim, act_dim, args.hidden_sizes, backend=backend)
     options = {
         "min_q_weight": args.min_q_weight,
         "with_lagrange": args.with_lagrange,
         "lagrange_thresh": args.lagrange_thresh,
         "policy_eval_start": args.policy_eval_start,
     }
-    return ContinuousAgent(parl.algorithms.get("CQL")(model, **common, **options))
+    cql = parl.algorithms.get("CQL", backend=backend)(model, **common, **options)
+    return ContinuousAgent(cql, device=args.device)
 
 
 def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
@@ -242,10 +258,12 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
     run_dir = Path(args.logdir or f"runs/{args.algo}_{args.env_id}_seed{args.seed}")
     save_config(args, run_dir)
     summary.set_logdir(run_dir)
-    parl.set_seed(args.seed)
+    parl.set_seed(args.seed, backend=backend_of(args))
 
     data, source = load_dataset(args, run_dir)
-    parl.set_seed(args.seed)  # the learner starts alike whether the dataset was built or loaded
+    parl.set_seed(
+        args.seed, backend=backend_of(args)
+    )  # the learner starts alike whether the dataset was built or loaded
     obs_dim, act_dim = data["observations"].shape[1], data["actions"].shape[1]
     rpm = ReplayMemory(len(data["rewards"]), obs_dim=obs_dim, act_dim=act_dim, seed=args.seed)
     rpm.load_from_d4rl(data)

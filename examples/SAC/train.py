@@ -10,8 +10,8 @@ The agent acts in ``[-1, 1]``; ``parl.env.ActionMappingWrapper`` maps actions on
 environment's bounds. Transitions are stored with ``terminal = terminated``, so episodes cut by
 the time limit still bootstrap. Losses are read back from the device only when they are logged.
 
-``--backend torch`` trains SAC's torch classes (``parl_algos_ac.torch``; SAC is the one
-algorithm of this script on torch so far) with the same settings, ``--device cuda`` on a GPU.
+``--backend torch`` trains the same classes on torch with the same settings, ``--device cuda``
+on a GPU.
 """
 
 from __future__ import annotations
@@ -39,6 +39,8 @@ from parl.utils import (
 import gymnasium as gym
 import numpy as np
 
+from parl_algos_ac import ContinuousAgent, DeterministicActorCritic, GaussianActorCritic
+
 
 @dataclasses.dataclass(frozen=True)
 class Args:
@@ -49,7 +51,7 @@ class Args:
     algo: Literal["SAC", "OAC", "TD3", "DDPG"] = "SAC"
     """Registry name of the algorithm."""
     backend: Literal["paddle", "torch"] | None = None
-    """Framework: paddle or torch (SAC only); None: parl.get_backend()."""
+    """Framework: paddle or torch; None: parl.get_backend()."""
     device: str = "cpu"
     """Where the torch backend trains: cpu, cuda or cuda:<index> (paddle: cpu only here)."""
     seed: int = 0
@@ -99,29 +101,22 @@ def build_agent(args: Args, obs_dim: int, act_dim: int, backend: str) -> Any:
     """The model and the algorithm, looked up by name in the registry."""
     options: dict[str, Any] = {"gamma": args.gamma, "tau": args.tau}
     options |= {"actor_lr": args.lr, "critic_lr": args.lr}
-    if backend == "torch":
-        from parl_algos_ac import torch as ac_torch
-
-        if args.algo != "SAC":
-            raise ValueError(
-                f"--algo {args.algo} runs on paddle only; on torch this script trains SAC"
-            )
-        network = ac_torch.GaussianActorCritic(obs_dim, act_dim, args.hidden_sizes, num_critics=2)
-        sac = parl.algorithms.get("SAC", backend="torch")(network, alpha="auto", **options)
-        return ac_torch.ContinuousAgent(sac, device=args.device)
-    # The paddle classes, imported here so that a torch-only install runs the torch branch.
-    from parl_algos_ac import ContinuousAgent, DeterministicActorCritic, GaussianActorCritic
-
     if args.algo in ("SAC", "OAC"):
-        model: Any = GaussianActorCritic(obs_dim, act_dim, args.hidden_sizes, num_critics=2)
+        model: Any = GaussianActorCritic(
+            obs_dim, act_dim, args.hidden_sizes, num_critics=2, backend=backend
+        )
         options["alpha"] = "auto"
         if args.algo == "OAC":
             options |= {"beta": args.beta, "delta": args.delta}
     else:
         critics = 2 if args.algo == "TD3" else 1
-        model = DeterministicActorCritic(obs_dim, act_dim, args.hidden_sizes, num_critics=critics)
-    algorithm = parl.algorithms.get(args.algo, backend="paddle")(model, **options)
-    return ContinuousAgent(algorithm, expl_noise=args.expl_noise, seed=args.seed)
+        model = DeterministicActorCritic(
+            obs_dim, act_dim, args.hidden_sizes, num_critics=critics, backend=backend
+        )
+    algorithm = parl.algorithms.get(args.algo, backend=backend)(model, **options)
+    return ContinuousAgent(
+        algorithm, expl_noise=args.expl_noise, seed=args.seed, device=args.device
+    )
 
 
 def loss_scalars(agent: Any, losses: Any) -> dict[str, float]:
@@ -141,10 +136,6 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
     save_config(args, run_dir)
     summary.set_logdir(run_dir)
     backend = args.backend or parl.get_backend()
-    if backend == "paddle" and args.device != "cpu":
-        raise ValueError(
-            f"--device {args.device} needs --backend torch; this example runs paddle on the CPU"
-        )
     parl.set_seed(args.seed, backend=backend)
 
     envs = make_vector_env(lambda: make_env(args.env_id), 1)

@@ -18,10 +18,8 @@ import pytest
 
 from parl_algos_ac import (
     A2C,
-    CQL,
     DDPG,
     IQL,
-    OAC,
     SAC,
     TD3,
     A2CAgent,
@@ -46,22 +44,16 @@ class ContinuousContract(AlgorithmContract):
     short_train_steps = 20
     options: ClassVar[dict] = {}
 
+    backends = ("paddle", "torch")
+
     def make_agent(self, seed, **config):
         parl.set_seed(seed, backend=self.backend)
-        if self.backend == "torch":  # SAC, the one actor-critic algorithm on torch
-            from parl_algos_ac import torch as ac_torch
-
-            model = ac_torch.GaussianActorCritic(1, 1, hidden_sizes=(32, 32), num_critics=2)
-            algorithm = self.algorithm_class(
-                model, gamma=0.5, actor_lr=3e-3, critic_lr=3e-3, **self.options, **config
-            )
-            return ac_torch.ContinuousAgent(algorithm)
         critics = 1 if self.algorithm_class is DDPG else 2
         stochastic = issubclass(self.algorithm_class, TanhGaussianActing)
         network = GaussianActorCritic if stochastic else DeterministicActorCritic
         if self.algorithm_class is IQL:
             network = GaussianActorCriticValue
-        model = network(1, 1, hidden_sizes=(32, 32), num_critics=critics)
+        model = network(1, 1, hidden_sizes=(32, 32), num_critics=critics, backend=self.backend)
         algorithm = self.algorithm_class(
             model, gamma=0.5, actor_lr=3e-3, critic_lr=3e-3, **self.options, **config
         )
@@ -123,32 +115,26 @@ class ContinuousContract(AlgorithmContract):
 
 
 class TestDDPGContract(ContinuousContract):
-    algorithm_class = DDPG
+    algorithm_name = "DDPG"
 
 
 class TestTD3Contract(ContinuousContract):
-    algorithm_class = TD3
+    algorithm_name = "TD3"
     train_steps = 400
 
 
-class SACContract(ContinuousContract):
-    """SAC on both backends (the torch runs carry the ``torch`` marker)."""
-
+class TestSACContract(ContinuousContract):
     algorithm_name = "SAC"
-    backends = ("paddle", "torch")
-    cross_backend_atol = 1e-6
-
-
-class TestSACContract(SACContract):
     options: ClassVar[dict] = {"alpha": 0.01}
 
 
-class TestSACAutoAlphaContract(SACContract):
+class TestSACAutoAlphaContract(ContinuousContract):
+    algorithm_name = "SAC"
     options: ClassVar[dict] = {"alpha": "auto", "initial_alpha": 0.05}
 
 
 class TestOACContract(ContinuousContract):
-    algorithm_class = OAC
+    algorithm_name = "OAC"
     options: ClassVar[dict] = {"alpha": 0.01, "beta": 2.0, "delta": 0.5}
 
 
@@ -181,7 +167,7 @@ class OfflineContract(ContinuousContract):
 
 
 class TestCQLContract(OfflineContract):
-    algorithm_class = CQL
+    algorithm_name = "CQL"
     options: ClassVar[dict] = {
         "policy_eval_start": 50,
         "with_automatic_entropy_tuning": False,
@@ -192,20 +178,22 @@ class TestCQLContract(OfflineContract):
 
 
 class TestIQLContract(OfflineContract):
-    algorithm_class = IQL
+    algorithm_name = "IQL"
     options: ClassVar[dict] = {"expectile": 0.7, "temperature": 3.0}
 
 
 class TestA2CContract(AlgorithmContract):
     """A contextual bandit on the identity task: advantage = reward − value."""
 
-    algorithm_class = A2C
+    algorithm_name = "A2C"
+    backends = ("paddle", "torch")
     train_steps = 300
     short_train_steps = 20
 
     def make_agent(self, seed, **config):
-        parl.set_seed(seed)
-        return A2CAgent(A2C(DiscreteActorCritic(4, 4, hidden_sizes=(32,)), **config))
+        parl.set_seed(seed, backend=self.backend)
+        model = DiscreteActorCritic(4, 4, hidden_sizes=(32,), backend=self.backend)
+        return A2CAgent(self.algorithm_class(model, **config))
 
     def explore(self, agent, obs):
         return int(agent.sample(obs[None])[0][0])

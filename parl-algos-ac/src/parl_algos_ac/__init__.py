@@ -6,8 +6,9 @@ Users normally reach the algorithms through the registry::
     import parl
     SAC = parl.algorithms.get("SAC")  # the selected backend's (parl.get_backend())
 
-The paddle classes are here, SAC on torch in :mod:`parl_algos_ac.torch` (same name, same
-:class:`SACConfig`); both load on first use, so either framework alone is enough.
+Every class is written once and runs on paddle or torch, the framework of the model it is
+given (``GaussianActorCritic(3, 1, backend="torch")``; default :func:`parl.get_backend`); the
+registry lists each under both. Modules load on first use, so either framework alone is enough.
 """
 
 from __future__ import annotations
@@ -16,13 +17,11 @@ from typing import TYPE_CHECKING
 
 from parl.core.lazy import lazy_attributes
 
-from parl_algos_ac.config import DDPGConfig, SACConfig
-
 if TYPE_CHECKING:
     from parl_algos_ac.a2c import A2C, A2CConfig
     from parl_algos_ac.agent import A2CAgent, ContinuousAgent
     from parl_algos_ac.cql import CQL, CQLConfig
-    from parl_algos_ac.ddpg import DDPG
+    from parl_algos_ac.ddpg import DDPG, DDPGConfig
     from parl_algos_ac.iql import IQL, IQLConfig
     from parl_algos_ac.models import (
         DeterministicActorCritic,
@@ -32,7 +31,7 @@ if TYPE_CHECKING:
         GaussianActorCriticValue,
     )
     from parl_algos_ac.oac import OAC, OACConfig
-    from parl_algos_ac.sac import SAC
+    from parl_algos_ac.sac import SAC, SACConfig
     from parl_algos_ac.td3 import TD3, TD3Config
 
 __all__ = [
@@ -67,6 +66,7 @@ _LAZY = {
     "CQL": "parl_algos_ac.cql",
     "CQLConfig": "parl_algos_ac.cql",
     "DDPG": "parl_algos_ac.ddpg",
+    "DDPGConfig": "parl_algos_ac.ddpg",
     "IQL": "parl_algos_ac.iql",
     "IQLConfig": "parl_algos_ac.iql",
     "DeterministicActorCritic": "parl_algos_ac.models",
@@ -77,6 +77,7 @@ _LAZY = {
     "OAC": "parl_algos_ac.oac",
     "OACConfig": "parl_algos_ac.oac",
     "SAC": "parl_algos_ac.sac",
+    "SACConfig": "parl_algos_ac.sac",
     "TD3": "parl_algos_ac.td3",
     "TD3Config": "parl_algos_ac.td3",
 }

@@ -1,4 +1,5 @@
-"""Advantage Actor-Critic (A2C), PARL's synchronous A3C, and its hyperparameters."""
+"""Advantage Actor-Critic (A2C), PARL's synchronous A3C, and its hyperparameters, written once for
+paddle and torch."""
 
 from __future__ import annotations
 
@@ -7,21 +8,11 @@ import numbers
 from collections.abc import Mapping
 from typing import Any
 
-from parl.core.batch import (
-    BatchLike,
-    as_batch_actions,
-    as_batch_obs,
-    as_batch_vector,
-    check_action_range,
-    to_tensor,
-)
 from parl.core.config import AlgorithmConfig
 from parl.core.distributions import Categorical
-from parl.core.optim import clip_grad_norm_
-from parl.core.paddle import Algorithm, Model
+from parl.core.neutral import Algorithm
+from parl.core.ops import Tensor
 
-import paddle
-import paddle.nn.functional as F
 from pydantic import NonNegativeFloat, PositiveFloat
 
 __all__ = ["A2C", "A2CConfig"]
@@ -60,6 +51,14 @@ def _entropy_coeff(value: Any) -> float:
     return float(value)
 
 
+def _from_parl_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """A2CConfig fields of PARL 2.x's torch config dict (``learning_rate`` is Adam's first)."""
+    options: dict[str, Any] = {"vf_loss_coeff": config.get("vf_loss_coeff")}
+    if "learning_rate" in config:
+        options["initial_lr"] = config["learning_rate"]
+    return options
+
+
 class A2C(Algorithm):
     """Advantage Actor-Critic, A2C: the synchronous variant of A3C (Mnih et al., ICML 2016).
 
@@ -79,44 +78,52 @@ class A2C(Algorithm):
     set on every call, as PARL's schedule does. Log-probabilities come from ``log_softmax``
     (:class:`~parl.core.distributions.Categorical`).
 
+    It runs on the framework of its model (paddle or torch); ``device=`` moves it (torch). The
+    second argument may also be PARL 2.x torch's config dict (``vf_loss_coeff``,
+    ``learning_rate``).
+
     Model contract (checked at construction): ``policy(obs)`` → logits ``[B, act_dim]``;
     ``value(obs)`` → ``[B]`` or ``[B, 1]``; ``policy_and_value(obs)`` → both from one pass.
 
     Examples:
         >>> from parl_algos_ac import A2C, DiscreteActorCritic
+        >>> import numpy as np
         >>> alg = A2C(DiscreteActorCritic(4, 2), vf_loss_coeff=0.5)
-        >>> list(alg.predict(paddle.zeros([3, 4])).shape)
+        >>> list(alg.predict(np.zeros((3, 4), np.float32)).shape)
         [3]
     """
 
     Config = A2CConfig
     config: A2CConfig
-    model: Model
     required_model_methods = ("policy", "value", "policy_and_value")
 
     def __init__(
         self,
-        model: Model,
-        vf_loss_coeff: float | None = None,
+        model: Any,
+        vf_loss_coeff: float | Mapping[str, Any] | None = None,
         *,
         config: A2CConfig | Mapping[str, Any] | None = None,
+        device: Any = None,
         **options: Any,
     ) -> None:
         if model is None:
             raise TypeError("A2C needs a model with policy(), value() and policy_and_value()")
-        super().__init__(model, config=config, vf_loss_coeff=vf_loss_coeff, **options)
-        self.optimizer = paddle.optimizer.Adam(
-            learning_rate=self.config.initial_lr,
-            parameters=self.model.parameters(),
-            use_multi_tensor=True,
-        )
+        if isinstance(vf_loss_coeff, Mapping):  # PARL 2.x's torch A2C(model, config)
+            options = {**_from_parl_config(vf_loss_coeff), **options}
+        else:
+            options["vf_loss_coeff"] = vf_loss_coeff
+        super().__init__(model, config=config, **options)
+        self._parameters = list(self.model.parameters())
+        self.optimizer = self.ops.adam(self._parameters, lr=self.config.initial_lr)
+        if device is not None:
+            self.to(device)
 
     # -- acting ---------------------------------------------------------------------------
 
-    def _policy_and_value(self, obs: paddle.Tensor) -> tuple[Categorical, paddle.Tensor]:
+    def _policy_and_value(self, obs: Tensor) -> tuple[Categorical, Tensor]:
         try:
             logits, values = self.model.policy_and_value(obs)
-        except ValueError as exc:
+        except (ValueError, RuntimeError) as exc:
             raise ValueError(
                 f"A2C: the model could not take observations {list(obs.shape)}; feed "
                 f"[batch, obs_dim] with the obs_dim it was built for ({exc})"
@@ -125,40 +132,43 @@ class A2C(Algorithm):
             values = values.squeeze(-1)
         return Categorical(logits), values
 
-    def prob_and_value(self, obs: BatchLike) -> tuple[paddle.Tensor, paddle.Tensor]:
+    def prob_and_value(self, obs: Any) -> tuple[Tensor, Tensor]:
         """Return the action probabilities ``[B, act_dim]`` and values ``[B]`` (no grad)."""
-        with paddle.no_grad():
-            dist, values = self._policy_and_value(to_tensor(obs, "float32"))
+        with self.ops.no_grad():
+            dist, values = self._policy_and_value(self._obs(obs))
             return dist.probs, values
 
-    def sample(self, obs: BatchLike) -> tuple[paddle.Tensor, paddle.Tensor]:
+    def sample(self, obs: Any) -> tuple[Tensor, Tensor]:
         """Return sampled actions ``[B]`` (int64) and the values ``[B]`` (no gradients)."""
-        with paddle.no_grad():
-            dist, values = self._policy_and_value(to_tensor(obs, "float32"))
+        with self.ops.no_grad():
+            dist, values = self._policy_and_value(self._obs(obs))
             return dist.sample(), values
 
-    def predict(self, obs: BatchLike) -> paddle.Tensor:
+    def predict(self, obs: Any) -> Tensor:
         """Return the greedy actions (argmax of the logits); one obs or a batch."""
-        with paddle.no_grad():
-            return self.model.policy(to_tensor(obs, "float32")).argmax(axis=-1)
+        with self.ops.no_grad():
+            return self.ops.argmax(self.model.policy(self._obs(obs)), axis=-1)
 
-    def value(self, obs: BatchLike) -> paddle.Tensor:
+    def value(self, obs: Any) -> Tensor:
         """Return state values ``[B]`` (no gradients); ``[B, 1]`` is squeezed."""
-        with paddle.no_grad():
-            values = self.model.value(to_tensor(obs, "float32"))
+        with self.ops.no_grad():
+            values = self.model.value(self._obs(obs))
             return values.squeeze(-1) if values.ndim >= 2 and values.shape[-1] == 1 else values
+
+    def _obs(self, obs: Any) -> Tensor:
+        return self.ops.to_tensor(obs, "float32", self.device)
 
     # -- learning -------------------------------------------------------------------------
 
     def learn(
         self,
-        obs: BatchLike,
-        actions: BatchLike,
-        advantages: BatchLike,
-        target_values: BatchLike,
+        obs: Any,
+        actions: Any,
+        advantages: Any,
+        target_values: Any,
         learning_rate: float,
         entropy_coeff: float,
-    ) -> tuple[paddle.Tensor, paddle.Tensor, paddle.Tensor, paddle.Tensor]:
+    ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
         """Take one gradient step (PARL's signature).
 
         Args:
@@ -173,14 +183,17 @@ class A2C(Algorithm):
         Returns:
             ``(total_loss, pi_loss, vf_loss, entropy)`` as scalar tensors.
         """
-        where = "A2C.learn"
+        ops, where = self.ops, "A2C.learn"
         learning_rate = _learning_rate(learning_rate)
         entropy_coeff = _entropy_coeff(entropy_coeff)
-        obs = as_batch_obs(obs, where)
+        obs = ops.as_batch_obs(obs, where)
         batch = obs.shape[0]
-        actions = as_batch_actions(actions, batch, where)
-        advantages = as_batch_vector(advantages, batch, "advantages", where)
-        target_values = as_batch_vector(target_values, batch, "target_values", where)
+        actions = ops.as_batch_actions(actions, batch, where)
+        advantages = ops.as_batch_vector(advantages, batch, "advantages", where)
+        target_values = ops.as_batch_vector(target_values, batch, "target_values", where)
+        obs, actions, advantages, target_values = (
+            ops.move(tensor, self.device) for tensor in (obs, actions, advantages, target_values)
+        )
         dist, values = self._policy_and_value(obs)
         if list(values.shape) != [batch] or list(dist.batch_shape) != [batch]:
             raise ValueError(
@@ -188,17 +201,13 @@ class A2C(Algorithm):
                 f"values {list(values.shape)} for {batch} observations; expected "
                 f"[{batch}, act_dim] and [{batch}]"
             )
-        check_action_range(actions, dist.logits.shape[-1], where)
+        ops.check_action_range(actions, dist.logits.shape[-1], where)
 
-        pi_loss = -(dist.log_prob(actions) * advantages).sum()
-        vf_loss = 0.5 * F.mse_loss(values, target_values, reduction="sum")
-        entropy = dist.entropy().sum()
+        pi_loss = -ops.sum(dist.log_prob(actions) * advantages)
+        vf_loss = 0.5 * ops.sum((values - target_values).square())
+        entropy = ops.sum(dist.entropy())
         total_loss = pi_loss + self.config.vf_loss_coeff * vf_loss + entropy_coeff * entropy
 
-        self.optimizer.set_lr(learning_rate)
-        self.optimizer.clear_grad()
-        total_loss.backward()
-        if self.config.max_grad_norm is not None:
-            clip_grad_norm_(self.model.parameters(), self.config.max_grad_norm)
-        self.optimizer.step()
+        ops.set_lr(self.optimizer, learning_rate)
+        ops.step(self.optimizer, total_loss, self._parameters, self.config.max_grad_norm)
         return total_loss.detach(), pi_loss.detach(), vf_loss.detach(), entropy.detach()

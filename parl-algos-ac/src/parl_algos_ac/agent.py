@@ -1,13 +1,13 @@
-"""Numpy-facing agents: :class:`ContinuousAgent` (DDPG, TD3, SAC) and :class:`A2CAgent`."""
+"""Numpy-facing agents, written once for paddle and torch: :class:`ContinuousAgent` (DDPG, TD3,
+SAC, OAC, CQL, IQL) and :class:`A2CAgent`."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from parl.core.paddle import Agent
+from parl.core.neutral import Agent
 
 import numpy as np
-import paddle
 from numpy.typing import ArrayLike
 
 from parl_algos_ac.a2c import A2C
@@ -16,10 +16,6 @@ from parl_algos_ac.oac import OAC
 from parl_algos_ac.sac import TanhGaussianActing
 
 __all__ = ["A2CAgent", "ContinuousAgent"]
-
-
-def _tensor(obs: ArrayLike) -> paddle.Tensor:
-    return paddle.to_tensor(np.asarray(obs, dtype=np.float32))
 
 
 class ContinuousAgent(Agent):
@@ -34,6 +30,8 @@ class ContinuousAgent(Agent):
         algorithm: a :class:`~parl_algos_ac.ddpg.DDPG`, ``TD3`` or ``SAC``.
         expl_noise: exploration noise of DDPG and TD3 (PARL's examples: 0.1).
         seed: seed of the exploration generator.
+        device: torch: ``"cpu"``, ``"cuda"`` or ``"cuda:<index>"``; None keeps the
+            algorithm's.
 
     Examples:
         >>> from parl_algos_ac import ContinuousAgent, DDPG, DeterministicActorCritic
@@ -46,7 +44,12 @@ class ContinuousAgent(Agent):
     checkpoint_state = ("rng",)
 
     def __init__(
-        self, algorithm: DDPG, *, expl_noise: float = 0.1, seed: int | None = None
+        self,
+        algorithm: DDPG,
+        *,
+        expl_noise: float = 0.1,
+        seed: int | None = None,
+        device: Any = None,
     ) -> None:
         if not isinstance(algorithm, DDPG):
             raise TypeError(
@@ -55,20 +58,20 @@ class ContinuousAgent(Agent):
             )
         if not expl_noise >= 0:
             raise ValueError(f"expl_noise must be >= 0, got {expl_noise!r}")
-        super().__init__(algorithm)
+        super().__init__(algorithm, device=device)
         self.expl_noise = float(expl_noise)
         self.rng = np.random.default_rng(seed)
 
     def predict(self, obs: ArrayLike) -> np.ndarray:
         """The greedy action(s) in ``[-1, 1]``: ``[B, act_dim]``, or ``[act_dim]`` for one obs."""
-        return self.alg.predict(_tensor(obs)).numpy()
+        return self.to_numpy(self.alg.predict(self.to_tensor(obs)))
 
     def sample(self, obs: ArrayLike) -> np.ndarray:
         """Exploratory action(s), shaped as :meth:`predict`'s."""
         if isinstance(self.alg, OAC):
-            return self.alg.get_optimistic_exploration_action(_tensor(obs)).numpy()
+            return self.to_numpy(self.alg.get_optimistic_exploration_action(self.to_tensor(obs)))
         if isinstance(self.alg, TanhGaussianActing):
-            return self.alg.sample(_tensor(obs))[0].numpy()
+            return self.to_numpy(self.alg.sample(self.to_tensor(obs))[0])
         action = self.predict(obs)
         noise = self.rng.normal(0.0, self.expl_noise, size=action.shape)
         return np.clip(action + noise, -1.0, 1.0).astype(np.float32)
@@ -88,6 +91,11 @@ class ContinuousAgent(Agent):
 class A2CAgent(Agent):
     """Acts and learns for :class:`~parl_algos_ac.a2c.A2C` on batches of observations.
 
+    Args:
+        algorithm: an :class:`~parl_algos_ac.a2c.A2C`.
+        device: torch: ``"cpu"``, ``"cuda"`` or ``"cuda:<index>"``; None keeps the
+            algorithm's.
+
     Examples:
         >>> from parl_algos_ac import A2C, A2CAgent, DiscreteActorCritic
         >>> agent = A2CAgent(A2C(DiscreteActorCritic(4, 2)))
@@ -98,23 +106,23 @@ class A2CAgent(Agent):
 
     alg: A2C
 
-    def __init__(self, algorithm: A2C) -> None:
+    def __init__(self, algorithm: A2C, *, device: Any = None) -> None:
         if not isinstance(algorithm, A2C):
             raise TypeError(f"A2CAgent needs an A2C algorithm, got {type(algorithm).__name__}")
-        super().__init__(algorithm)
+        super().__init__(algorithm, device=device)
 
     def sample(self, obs: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """Sampled actions and state values, one batched forward pass."""
-        actions, values = self.alg.sample(_tensor(obs))
-        return actions.numpy(), values.numpy()
+        actions, values = self.alg.sample(self.to_tensor(obs))
+        return self.to_numpy(actions), self.to_numpy(values)
 
     def predict(self, obs: ArrayLike) -> np.ndarray:
         """Greedy actions: int64 ``[B]``, or a 0-d array for one observation."""
-        return self.alg.predict(_tensor(obs)).numpy()
+        return self.to_numpy(self.alg.predict(self.to_tensor(obs)))
 
     def value(self, obs: ArrayLike) -> np.ndarray:
         """State values ``[B]``."""
-        return self.alg.value(_tensor(obs)).numpy()
+        return self.to_numpy(self.alg.value(self.to_tensor(obs)))
 
     def learn(
         self,
@@ -129,5 +137,5 @@ class A2CAgent(Agent):
         losses = self.alg.learn(
             obs, actions, advantages, target_values, learning_rate, entropy_coeff
         )
-        total, pi, vf, entropy = paddle.stack(list(losses)).numpy().tolist()
+        total, pi, vf, entropy = self.to_numpy(self.ops.stack(list(losses))).tolist()
         return total, pi, vf, entropy

@@ -1,4 +1,5 @@
-"""Conservative Q-Learning (CQL): SAC for offline data, with a penalty on out-of-data Q values."""
+"""Conservative Q-Learning (CQL): SAC for offline data, with a penalty on out-of-data Q values,
+written once for paddle and torch."""
 
 from __future__ import annotations
 
@@ -6,14 +7,12 @@ import math
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
-from parl.core.batch import BatchLike
 from parl.core.config import AlgorithmConfig
-from parl.core.paddle import Model
+from parl.core.ops import Tensor, ops_of_tensor
+from parl.core.transitions import Transitions
 
-import paddle
 from pydantic import NonNegativeInt, PositiveFloat, PositiveInt
 
-from parl_algos_ac.ddpg import _minimize
 from parl_algos_ac.sac import SAC, SACConfig
 
 __all__ = ["CQL", "CQLConfig", "cql_penalty"]
@@ -59,18 +58,18 @@ class CQLConfig(SACConfig):
 
 
 def cql_penalty(
-    q_random: paddle.Tensor,
-    q_current: paddle.Tensor,
-    log_prob_current: paddle.Tensor,
-    q_next: paddle.Tensor,
-    log_prob_next: paddle.Tensor,
-    q_data: paddle.Tensor,
+    q_random: Tensor,
+    q_current: Tensor,
+    log_prob_current: Tensor,
+    q_next: Tensor,
+    log_prob_next: Tensor,
+    q_data: Tensor,
     *,
     act_dim: int,
     min_q_version: int = 3,
     temperature: float = 1.0,
     min_q_weight: float = 5.0,
-) -> paddle.Tensor:
+) -> Tensor:
     """CQL's conservative penalty for each critic (Kumar et al. 2020, eq. 4 and appendix F).
 
     ``min_q_weight·(T·mean_s logsumexp_a(Q(s, a)/T) - mean_s Q(s, a_data))``, the log-sum-exp
@@ -98,9 +97,10 @@ def cql_penalty(
         ]
     else:
         parts = [q_random, q_data.unsqueeze(-1), q_next, q_current]
-    stacked = paddle.concat(parts, axis=-1) / temperature
-    soft_max = paddle.logsumexp(stacked, axis=-1).mean(axis=-1) * temperature
-    return min_q_weight * (soft_max - q_data.mean(axis=-1))
+    ops = ops_of_tensor(q_data)
+    stacked = ops.concat(parts, axis=-1) / temperature
+    soft_max = ops.mean(ops.logsumexp(stacked, axis=-1), axis=-1) * temperature
+    return min_q_weight * (soft_max - ops.mean(q_data, axis=-1))
 
 
 class CQL(SAC):
@@ -146,7 +146,7 @@ class CQL(SAC):
 
     def __init__(
         self,
-        model: Model,
+        model: Any,
         gamma: float | None = None,
         tau: float | None = None,
         actor_lr: float | None = None,
@@ -160,6 +160,7 @@ class CQL(SAC):
         alpha: float | None = None,
         *,
         config: AlgorithmConfig | Mapping[str, Any] | None = None,
+        device: Any = None,
         **options: Any,
     ) -> None:
         super().__init__(
@@ -170,6 +171,7 @@ class CQL(SAC):
             actor_lr,
             critic_lr,
             config=config,
+            device=device,
             policy_eval_start=policy_eval_start,
             with_automatic_entropy_tuning=with_automatic_entropy_tuning,
             with_lagrange=with_lagrange,
@@ -179,35 +181,24 @@ class CQL(SAC):
             **options,
         )
         self.learn_steps = 0
-        self.penalty: paddle.Tensor | None = None
-        self.log_alpha_prime = paddle.create_parameter(
-            [], "float32", default_initializer=paddle.nn.initializer.Constant(0.0)
-        )
-        self.log_alpha_prime.stop_gradient = not self.config.with_lagrange
+        self.penalty: Tensor | None = None
+        lagrange = self.config.with_lagrange
+        self.log_alpha_prime = self.ops.scalar_parameter(0.0, self.device, trainable=lagrange)
         self.alpha_prime_optimizer = (
-            paddle.optimizer.Adam(
-                learning_rate=self.config.critic_lr, parameters=[self.log_alpha_prime]
-            )
-            if self.config.with_lagrange
-            else None
+            self.ops.adam([self.log_alpha_prime], lr=self.config.critic_lr) if lagrange else None
         )
 
     def _learns_alpha(self) -> bool:
         return self.config.with_automatic_entropy_tuning or self.config.alpha == "auto"
 
     @property
-    def alpha_prime(self) -> paddle.Tensor:
+    def alpha_prime(self) -> Tensor:
         """The penalty's learned weight ``clip(exp(log_alpha_prime), 0, 1e6)`` (no gradient)."""
-        return self.log_alpha_prime.detach().exp().clip(0.0, _ALPHA_PRIME_MAX)
+        return self.ops.clip(self.log_alpha_prime.detach().exp(), 0.0, _ALPHA_PRIME_MAX)
 
     def learn(  # type: ignore[override]  # PARL's CQL returns four values
-        self,
-        obs: BatchLike,
-        action: BatchLike,
-        reward: BatchLike,
-        next_obs: BatchLike,
-        terminal: BatchLike,
-    ) -> tuple[paddle.Tensor, paddle.Tensor, paddle.Tensor, paddle.Tensor]:
+        self, obs: Any, action: Any, reward: Any, next_obs: Any, terminal: Any
+    ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
         """A critic step with the conservative penalty, an actor step, an α (and α') step and a
         soft target update, on a batch of the dataset.
 
@@ -219,58 +210,54 @@ class CQL(SAC):
             ``mean min_k Q_k(s, ã)`` at the policy's actions. The last penalty (summed over
             critics) is kept in :attr:`penalty` for logging.
         """
-        obs, action, reward, next_obs, terminal = self._check_batch(
-            obs, action, reward, next_obs, terminal
-        )
+        ops, batch = self.ops, self._transitions(obs, action, reward, next_obs, terminal)
         alpha = self.alpha
-        with paddle.no_grad():
-            next_action, _ = self._distribution(next_obs).rsample_with_log_prob()
-            next_q = self._q(self.target_model, next_obs, next_action).min(axis=0)
-            target = reward + self.config.gamma * (1.0 - terminal) * next_q
-        critic_loss, mse = self._learn_conservative_critic(obs, action, next_obs, target)
+        with ops.no_grad():
+            next_action, _ = self._distribution(batch.next_obs).rsample_with_log_prob()
+            next_q = ops.min(self._q(self.target_model, batch.next_obs, next_action), axis=0)
+            target = batch.reward + self.config.gamma * (1.0 - batch.terminal) * next_q
+        critic_loss, mse = self._learn_conservative_critic(batch, target)
 
-        policy = self._distribution(obs)
+        policy = self._distribution(batch.obs)
         pi_action, pi_log_prob = policy.rsample_with_log_prob()
-        q_pi = self._q_for_actor(obs, pi_action).min(axis=0)
+        q_pi = ops.min(self._q_for_actor(batch.obs, pi_action), axis=0)
         cloning = self.learn_steps < self.config.policy_eval_start
-        fit = policy.log_prob(action) if cloning else q_pi
-        actor_loss = _minimize(self.actor_optimizer, (alpha * pi_log_prob - fit).mean())
+        fit = policy.log_prob(batch.action) if cloning else q_pi
+        actor_loss = self._minimize(self.actor_optimizer, ops.mean(alpha * pi_log_prob - fit))
         if self.alpha_optimizer is not None:
-            self._learn_alpha(pi_log_prob.detach(), action.shape[1])
+            self._learn_alpha(pi_log_prob.detach(), batch.action.shape[1])
         self.sync_target()
         self.learn_steps += 1
-        return critic_loss, mse, actor_loss, q_pi.mean().detach()
+        return critic_loss, mse, actor_loss, ops.mean(q_pi).detach()
 
     def _learn_conservative_critic(
-        self,
-        obs: paddle.Tensor,
-        action: paddle.Tensor,
-        next_obs: paddle.Tensor,
-        target: paddle.Tensor,
-    ) -> tuple[paddle.Tensor, paddle.Tensor]:
+        self, batch: Transitions, target: Tensor
+    ) -> tuple[Tensor, Tensor]:
         """One critic step on TD error plus penalty; returns (loss, mse), detached, and keeps
         the summed penalty in :attr:`penalty`."""
-        cfg = self.config
-        batch, act_dim, n = obs.shape[0], action.shape[1], cfg.num_random
-        repeated_obs = obs.repeat_interleave(n, axis=0)
-        with paddle.no_grad():
-            random_action = paddle.uniform([batch * n, act_dim], min=-1.0, max=1.0)
+        ops, cfg = self.ops, self.config
+        obs, action = batch.obs, batch.action
+        size, act_dim, n = obs.shape[0], action.shape[1], cfg.num_random
+        repeated_obs = obs.repeat_interleave(n, 0)
+        with ops.no_grad():
+            random_action = ops.uniform_like(action.repeat_interleave(n, 0), -1.0, 1.0)
             current, log_prob_current = self._distribution(repeated_obs).rsample_with_log_prob()
-            repeated_next = next_obs.repeat_interleave(n, axis=0)
+            repeated_next = batch.next_obs.repeat_interleave(n, 0)
             upcoming, log_prob_next = self._distribution(repeated_next).rsample_with_log_prob()
         # One pass of every critic over the data actions and the 3·N sampled actions per state.
-        all_obs = paddle.concat([obs, repeated_obs, repeated_obs, repeated_obs])
-        all_actions = paddle.concat([action, random_action, current, upcoming])
+        all_obs = ops.concat([obs, repeated_obs, repeated_obs, repeated_obs])
+        all_actions = ops.concat([action, random_action, current, upcoming])
         q = self._q(self.model, all_obs, all_actions)
-        q_data = q[:, :batch]
-        q_random, q_current, q_next = q[:, batch:].reshape([q.shape[0], 3, batch, n]).unbind(1)
-        mse = (q_data - target).square().mean(axis=1).sum()
+        q_data = q[:, :size]
+        sampled = q[:, size:].reshape([q.shape[0], 3, size, n])
+        q_random, q_current, q_next = sampled[:, 0], sampled[:, 1], sampled[:, 2]
+        mse = ops.sum(ops.mean((q_data - target).square(), axis=1))
         penalty = cql_penalty(
             q_random,
             q_current,
-            log_prob_current.reshape([batch, n]),
+            log_prob_current.reshape([size, n]),
             q_next,
-            log_prob_next.reshape([batch, n]),
+            log_prob_next.reshape([size, n]),
             q_data,
             act_dim=act_dim,
             min_q_version=cfg.min_q_version,
@@ -279,10 +266,10 @@ class CQL(SAC):
         )
         if self.alpha_prime_optimizer is not None:
             gap = penalty - cfg.lagrange_thresh
-            alpha_prime = self.log_alpha_prime.exp().clip(0.0, _ALPHA_PRIME_MAX)
-            _minimize(self.alpha_prime_optimizer, -(alpha_prime * gap.detach()).mean())
+            alpha_prime = ops.clip(self.log_alpha_prime.exp(), 0.0, _ALPHA_PRIME_MAX)
+            self._minimize(self.alpha_prime_optimizer, -ops.mean(alpha_prime * gap.detach()))
             penalty = alpha_prime.detach() * gap
-        total_penalty = penalty.sum()
-        loss = _minimize(self.critic_optimizer, mse + total_penalty)
+        total_penalty = ops.sum(penalty)
+        loss = self._minimize(self.critic_optimizer, mse + total_penalty)
         self.penalty = total_penalty.detach()
         return loss, mse.detach()

@@ -1,18 +1,17 @@
-"""Implicit Q-Learning (IQL): offline RL without querying the critics at out-of-data actions."""
+"""Implicit Q-Learning (IQL): offline RL without querying the critics at out-of-data actions,
+written once for paddle and torch."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from parl.core.batch import BatchLike
 from parl.core.config import AlgorithmConfig
-from parl.core.paddle import Model
+from parl.core.ops import Tensor, ops_of_tensor
 
-import paddle
 from pydantic import Field, PositiveFloat
 
-from parl_algos_ac.ddpg import DDPGConfig, _minimize
+from parl_algos_ac.ddpg import DDPGConfig
 from parl_algos_ac.sac import TanhGaussianActing
 
 __all__ = ["IQL", "IQLConfig", "advantage_weights", "expectile_loss"]
@@ -41,19 +40,18 @@ class IQLConfig(DDPGConfig):
     """The advantage weights are clipped to this (exp overflows otherwise)."""
 
 
-def expectile_loss(diff: paddle.Tensor, expectile: float) -> paddle.Tensor:
-    """``mean(|τ - 1(u < 0)|·u²)`` with ``u = diff = Q(s, a) - V(s)`` (IQL's value loss, eq. 5)."""
-    weight = paddle.where(
-        diff < 0, paddle.full_like(diff, 1.0 - expectile), paddle.full_like(diff, expectile)
-    )
-    return (weight * diff.square()).mean()
+def expectile_loss(diff: Tensor, expectile: float) -> Tensor:
+    """``mean(|τ - 1(u < 0)|·u²)`` with ``u = diff = Q(s, a) - V(s)`` (IQL's value loss, eq. 5),
+    written as ``τ·max(u, 0)² + (1 - τ)·min(u, 0)²``."""
+    ops = ops_of_tensor(diff)
+    above, below = ops.clip(diff, low=0.0).square(), ops.clip(diff, high=0.0).square()
+    return ops.mean(expectile * above + (1.0 - expectile) * below)
 
 
-def advantage_weights(
-    advantage: paddle.Tensor, temperature: float, max_weight: float
-) -> paddle.Tensor:
+def advantage_weights(advantage: Tensor, temperature: float, max_weight: float) -> Tensor:
     """``min(exp(β·A), max_weight)``: the actor's per-sample weights (IQL eq. 7), no gradient."""
-    return (temperature * advantage.detach()).exp().clip(max=max_weight)
+    ops = ops_of_tensor(advantage)
+    return ops.clip((temperature * advantage.detach()).exp(), high=max_weight)
 
 
 class IQL(TanhGaussianActing):
@@ -99,30 +97,25 @@ class IQL(TanhGaussianActing):
 
     def __init__(
         self,
-        model: Model,
+        model: Any,
         gamma: float | None = None,
         tau: float | None = None,
         actor_lr: float | None = None,
         critic_lr: float | None = None,
         *,
         config: AlgorithmConfig | Mapping[str, Any] | None = None,
+        device: Any = None,
         **options: Any,
     ) -> None:
-        super().__init__(model, gamma, tau, actor_lr, critic_lr, config=config, **options)
-        self.value_optimizer = paddle.optimizer.Adam(
-            learning_rate=self.config.value_lr,
-            parameters=list(model.get_value_params()),
-            use_multi_tensor=True,
+        super().__init__(
+            model, gamma, tau, actor_lr, critic_lr, config=config, device=device, **options
         )
+        value_params = list(model.get_value_params())
+        self.value_optimizer = self.ops.adam(value_params, lr=self.config.value_lr)
 
     def learn(  # type: ignore[override]  # three losses
-        self,
-        obs: BatchLike,
-        action: BatchLike,
-        reward: BatchLike,
-        next_obs: BatchLike,
-        terminal: BatchLike,
-    ) -> tuple[paddle.Tensor, paddle.Tensor, paddle.Tensor]:
+        self, obs: Any, action: Any, reward: Any, next_obs: Any, terminal: Any
+    ) -> tuple[Tensor, Tensor, Tensor]:
         """A value step, an actor step, a critic step and a soft target update.
 
         Arguments as :meth:`DDPG.learn`.
@@ -130,27 +123,25 @@ class IQL(TanhGaussianActing):
         Returns:
             ``(critic_loss, value_loss, actor_loss)`` as scalar tensors.
         """
-        obs, action, reward, next_obs, terminal = self._check_batch(
-            obs, action, reward, next_obs, terminal
-        )
-        cfg = self.config
-        with paddle.no_grad():
-            target_q = self._q(self.target_model, obs, action).min(axis=0)
-        value = self._state_value(obs)
-        advantage = target_q - value
-        value_loss = _minimize(self.value_optimizer, expectile_loss(advantage, cfg.expectile))
+        ops, cfg = self.ops, self.config
+        batch = self._transitions(obs, action, reward, next_obs, terminal)
+        with ops.no_grad():
+            target_q = ops.min(self._q(self.target_model, batch.obs, batch.action), axis=0)
+        advantage = target_q - self._state_value(batch.obs)
+        value_loss = self._minimize(self.value_optimizer, expectile_loss(advantage, cfg.expectile))
 
         weights = advantage_weights(advantage, cfg.temperature, cfg.max_weight)
-        log_prob = self._distribution(obs).log_prob(action)
-        actor_loss = _minimize(self.actor_optimizer, -(weights * log_prob).mean())
+        log_prob = self._distribution(batch.obs).log_prob(batch.action)
+        actor_loss = self._minimize(self.actor_optimizer, -ops.mean(weights * log_prob))
 
-        with paddle.no_grad():
-            target = reward + cfg.gamma * (1.0 - terminal) * self._state_value(next_obs)
-        critic_loss = self._learn_critic(obs, action, target)
+        with ops.no_grad():
+            next_value = self._state_value(batch.next_obs)
+            target = batch.reward + cfg.gamma * (1.0 - batch.terminal) * next_value
+        critic_loss = self._learn_critic(batch.obs, batch.action, target)
         self.sync_target()
         return critic_loss, value_loss, actor_loss
 
-    def _state_value(self, obs: paddle.Tensor) -> paddle.Tensor:
+    def _state_value(self, obs: Tensor) -> Tensor:
         """``V(s)`` as ``[B]``."""
         value = self._call(self.model.state_value, obs)
         return value.reshape([obs.shape[0]])

@@ -1,4 +1,5 @@
-"""Ready-made actor-critic models that follow the family's model contracts.
+"""Ready-made actor-critic models that follow the family's model contracts, written once for
+paddle and torch (``backend=`` picks; default :func:`parl.get_backend`).
 
 * :class:`DeterministicActorCritic` for DDPG and TD3: ``policy(obs)`` is ``tanh`` of an MLP;
 * :class:`GaussianActorCritic` for SAC, OAC and CQL: ``policy(obs)`` gives ``(mean, log_std)``;
@@ -7,7 +8,11 @@
 
 The critics of the continuous models are an :class:`EnsembleMLP`: ``num_critics`` Q-networks
 whose weights are stacked, so ``value(obs, act)`` evaluates all of them in one batched
-matrix multiply per layer and returns ``[num_critics, B]``.
+matrix multiply per layer and returns ``[num_critics, B]``. A paddle and a torch model of the
+same sizes have the same weight names (``actor.0.weight``, ``critic.weights.0``, ...); the
+stacked critic weights share a layout, the ``Linear`` weights are transposed
+(``parl.core.torch.interop``). Initialisation: ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))``, the
+one the published results used.
 """
 
 from __future__ import annotations
@@ -15,12 +20,12 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
+from typing import Any
 
-from parl.core.paddle import Model
+from parl.core.backend import get_backend
+from parl.core.neutral import Model
+from parl.core.ops import Tensor, ops_of_backend
 from parl.core.validation import positive_int
-
-import paddle
-import paddle.nn.functional as F
 
 __all__ = [
     "DeterministicActorCritic",
@@ -35,25 +40,26 @@ __all__ = [
 LOG_STD_MIN, LOG_STD_MAX = -20.0, 2.0
 
 
-def _uniform(fan_in: int) -> paddle.ParamAttr:
-    """``U(-1/sqrt(fan_in), 1/sqrt(fan_in))``, the initialisation the published results used."""
-    bound = 1.0 / math.sqrt(fan_in)
-    return paddle.ParamAttr(initializer=paddle.nn.initializer.Uniform(-bound, bound))
+def _bound(fan_in: int) -> float:
+    return 1.0 / math.sqrt(fan_in)
 
 
-def mlp(in_dim: int, out_dim: int, hidden_sizes: Sequence[int]) -> paddle.nn.Sequential:
-    """A ReLU MLP ``in_dim → hidden_sizes → out_dim`` with a linear output."""
-    layers: list[paddle.nn.Layer] = []
+def mlp(
+    in_dim: int, out_dim: int, hidden_sizes: Sequence[int], *, backend: str | None = None
+) -> Any:
+    """A ReLU MLP ``in_dim → hidden_sizes → out_dim`` with a linear output (zero output bias),
+    a ``Sequential`` of ``backend``'s layers."""
+    ops = ops_of_backend(backend or get_backend())
+    layers = []
     sizes = [positive_int("in_dim", in_dim), *hidden_sizes]
     for fan_in, fan_out in itertools.pairwise(sizes):
-        layers += [paddle.nn.Linear(fan_in, fan_out, _uniform(fan_in), _uniform(fan_in))]
-        layers.append(paddle.nn.ReLU())
+        layers += [ops.linear(fan_in, fan_out, _bound(fan_in), _bound(fan_in)), ops.nn.ReLU()]
     fan_in = sizes[-1]
-    layers.append(paddle.nn.Linear(fan_in, positive_int("out_dim", out_dim), _uniform(fan_in)))
-    return paddle.nn.Sequential(*layers)
+    layers.append(ops.linear(fan_in, positive_int("out_dim", out_dim), _bound(fan_in)))
+    return ops.nn.Sequential(*layers)
 
 
-class EnsembleMLP(paddle.nn.Layer):
+class EnsembleMLP(Model):
     """``num_members`` ReLU MLPs with one output each, evaluated together.
 
     ``forward(x)`` takes ``[B, in_dim]`` and returns ``[num_members, B]``: each layer is one
@@ -63,35 +69,39 @@ class EnsembleMLP(paddle.nn.Layer):
         in_dim: input size.
         hidden_sizes: widths of the hidden layers.
         num_members: how many networks.
+        backend: ``"paddle"`` or ``"torch"``; default :func:`parl.get_backend`.
     """
 
-    def __init__(self, in_dim: int, hidden_sizes: Sequence[int], num_members: int) -> None:
+    def __init__(
+        self,
+        in_dim: int,
+        hidden_sizes: Sequence[int],
+        num_members: int,
+        *,
+        backend: str | None = None,
+    ) -> None:
         super().__init__()
         self.num_members = positive_int("num_members", num_members)
         sizes = [positive_int("in_dim", in_dim), *hidden_sizes, 1]
-        self.weights = paddle.nn.ParameterList()
-        self.biases = paddle.nn.ParameterList()
+        self.weights = self.nn.ParameterList()
+        self.biases = self.nn.ParameterList()
         for fan_in, fan_out in itertools.pairwise(sizes):
+            bound = _bound(fan_in)
             self.weights.append(
-                self.create_parameter([self.num_members, fan_in, fan_out], attr=_uniform(fan_in))
+                self.ops.uniform_parameter([self.num_members, fan_in, fan_out], bound)
             )
-            self.biases.append(
-                self.create_parameter([self.num_members, 1, fan_out], attr=_uniform(fan_in))
-            )
+            self.biases.append(self.ops.uniform_parameter([self.num_members, 1, fan_out], bound))
+        self.activation = self.nn.ReLU()
 
-    def forward(self, x: paddle.Tensor, members: int | None = None) -> paddle.Tensor:
+    def forward(self, x: Tensor, members: int | None = None) -> Tensor:
         """``[B, in_dim]`` → ``[num_members, B]``; ``members=k`` evaluates the first ``k`` only."""
         last = len(self.weights) - 1
         for index, (weight, bias) in enumerate(zip(self.weights, self.biases, strict=True)):
             if members is not None:
                 weight, bias = weight[:members], bias[:members]
-            # [B, in] @ [K, in, out] broadcasts to [K, B, out] on the first layer. The bias is
-            # expanded to [K, B, out] first: paddle's add that broadcasts [K, 1, out] over the
-            # middle axis took as long as the matmul itself (256 wide), forward and backward.
-            x = paddle.matmul(x, weight)
-            x = x + bias.expand(x.shape)
+            x = self.ops.batched_linear(x, weight, bias)
             if index < last:
-                x = F.relu(x)
+                x = self.activation(x)
         return x.squeeze(-1)
 
 
@@ -109,24 +119,26 @@ class _ContinuousActorCritic(Model):
         super().__init__()
         self.obs_dim = positive_int("obs_dim", obs_dim)
         self.act_dim = positive_int("act_dim", act_dim)
-        self.actor = mlp(obs_dim, actor_out, hidden_sizes)
-        self.critic = EnsembleMLP(obs_dim + act_dim, hidden_sizes, num_critics)
+        self.actor = mlp(obs_dim, actor_out, hidden_sizes, backend=self.backend_name)
+        self.critic = EnsembleMLP(
+            obs_dim + act_dim, hidden_sizes, num_critics, backend=self.backend_name
+        )
 
-    def value(self, obs: paddle.Tensor, act: paddle.Tensor) -> paddle.Tensor:
+    def value(self, obs: Tensor, act: Tensor) -> Tensor:
         """Q values of every critic, ``[num_critics, B]``."""
-        return self.critic(paddle.concat([obs, act], axis=-1))
+        return self.critic(self.ops.concat([obs, act], axis=-1))
 
-    def Q1(self, obs: paddle.Tensor, act: paddle.Tensor) -> paddle.Tensor:
+    def Q1(self, obs: Tensor, act: Tensor) -> Tensor:
         """The first critic's Q values ``[B]`` (PARL's TD3 name), computing that critic only."""
-        return self.critic(paddle.concat([obs, act], axis=-1), members=1)[0]
+        return self.critic(self.ops.concat([obs, act], axis=-1), members=1)[0]
 
-    def get_actor_params(self) -> list[paddle.Tensor]:
+    def get_actor_params(self) -> list[Tensor]:
         """The parameters the actor's optimizer updates."""
-        return self.actor.parameters()
+        return list(self.actor.parameters())
 
-    def get_critic_params(self) -> list[paddle.Tensor]:
+    def get_critic_params(self) -> list[Tensor]:
         """The parameters the critic's optimizer updates."""
-        return self.critic.parameters()
+        return list(self.critic.parameters())
 
 
 class DeterministicActorCritic(_ContinuousActorCritic):
@@ -138,8 +150,10 @@ class DeterministicActorCritic(_ContinuousActorCritic):
             ``parl.env.ActionMappingWrapper``).
         hidden_sizes: widths of the hidden layers of the actor and of each critic.
         num_critics: 1 for DDPG, 2 for TD3's clipped double-Q.
+        backend: ``"paddle"`` or ``"torch"``; default :func:`parl.get_backend`.
 
     Examples:
+        >>> import paddle
         >>> model = DeterministicActorCritic(3, 1, hidden_sizes=(32, 32), num_critics=2)
         >>> obs = paddle.zeros([5, 3])
         >>> list(model.value(obs, model.policy(obs)).shape)
@@ -152,14 +166,16 @@ class DeterministicActorCritic(_ContinuousActorCritic):
         act_dim: int,
         hidden_sizes: Sequence[int] = (256, 256),
         num_critics: int = 1,
+        *,
+        backend: str | None = None,
     ) -> None:
         super().__init__(obs_dim, act_dim, act_dim, hidden_sizes, num_critics)
 
-    def policy(self, obs: paddle.Tensor) -> paddle.Tensor:
+    def policy(self, obs: Tensor) -> Tensor:
         """Deterministic actions in ``[-1, 1]``."""
-        return paddle.tanh(self.actor(obs))
+        return self.actor(obs).tanh()
 
-    def forward(self, obs: paddle.Tensor) -> paddle.Tensor:
+    def forward(self, obs: Tensor) -> Tensor:
         """The action (what ``save_inference_model`` exports)."""
         return self.policy(obs)
 
@@ -174,6 +190,7 @@ class GaussianActorCritic(_ContinuousActorCritic):
         act_dim: action size.
         hidden_sizes: widths of the hidden layers of the actor and of each critic.
         num_critics: Q-networks (SAC takes the minimum of two).
+        backend: ``"paddle"`` or ``"torch"``; default :func:`parl.get_backend`.
     """
 
     def __init__(
@@ -182,25 +199,28 @@ class GaussianActorCritic(_ContinuousActorCritic):
         act_dim: int,
         hidden_sizes: Sequence[int] = (256, 256),
         num_critics: int = 2,
+        *,
+        backend: str | None = None,
     ) -> None:
         super().__init__(obs_dim, act_dim, 2 * act_dim, hidden_sizes, num_critics)
 
-    def policy(self, obs: paddle.Tensor) -> tuple[paddle.Tensor, paddle.Tensor]:
+    def policy(self, obs: Tensor) -> tuple[Tensor, Tensor]:
         """Mean and log standard deviation, each ``[B, act_dim]``."""
-        mean, log_std = paddle.split(self.actor(obs), 2, axis=-1)
-        return mean, paddle.clip(log_std, LOG_STD_MIN, LOG_STD_MAX)
+        out = self.actor(obs)
+        mean, log_std = out[..., : self.act_dim], out[..., self.act_dim :]
+        return mean, self.ops.clip(log_std, LOG_STD_MIN, LOG_STD_MAX)
 
-    def forward(self, obs: paddle.Tensor) -> paddle.Tensor:
+    def forward(self, obs: Tensor) -> Tensor:
         """The greedy action ``tanh(mean)`` (what ``save_inference_model`` exports)."""
-        return paddle.tanh(self.policy(obs)[0])
+        return self.policy(obs)[0].tanh()
 
 
 class GaussianActorCriticValue(GaussianActorCritic):
     """IQL's model: :class:`GaussianActorCritic` plus a state-value network ``V(s)``.
 
     Args:
-        obs_dim, act_dim, hidden_sizes, num_critics: as :class:`GaussianActorCritic`; the
-            value network has the same hidden sizes.
+        obs_dim, act_dim, hidden_sizes, num_critics, backend: as :class:`GaussianActorCritic`;
+            the value network has the same hidden sizes.
     """
 
     def __init__(
@@ -209,17 +229,19 @@ class GaussianActorCriticValue(GaussianActorCritic):
         act_dim: int,
         hidden_sizes: Sequence[int] = (256, 256),
         num_critics: int = 2,
+        *,
+        backend: str | None = None,
     ) -> None:
         super().__init__(obs_dim, act_dim, hidden_sizes, num_critics)
-        self.state_value_net = mlp(obs_dim, 1, hidden_sizes)
+        self.state_value_net = mlp(obs_dim, 1, hidden_sizes, backend=self.backend_name)
 
-    def state_value(self, obs: paddle.Tensor) -> paddle.Tensor:
+    def state_value(self, obs: Tensor) -> Tensor:
         """``V(s)``, ``[B]``."""
         return self.state_value_net(obs).squeeze(-1)
 
-    def get_value_params(self) -> list[paddle.Tensor]:
+    def get_value_params(self) -> list[Tensor]:
         """The parameters the value network's optimizer updates."""
-        return self.state_value_net.parameters()
+        return list(self.state_value_net.parameters())
 
 
 class DiscreteActorCritic(Model):
@@ -227,13 +249,14 @@ class DiscreteActorCritic(Model):
 
     With ``shared=False`` the value head has a trunk of its own (as SB3's A2C and PPO
     policies): the value loss, whose targets grow with the episode length, then no longer
-    shapes the policy's features.
+    shapes the policy's features. The heads start Xavier-uniform with zero bias.
 
     Args:
         obs_dim: observation size.
         act_dim: number of discrete actions.
         hidden_sizes: widths of the hidden layers (of each trunk).
         shared: one trunk for the policy and the value (PARL's Atari model), or one each.
+        backend: ``"paddle"`` or ``"torch"``; default :func:`parl.get_backend`.
     """
 
     def __init__(
@@ -242,37 +265,39 @@ class DiscreteActorCritic(Model):
         act_dim: int,
         hidden_sizes: Sequence[int] = (64, 64),
         shared: bool = True,
+        *,
+        backend: str | None = None,
     ) -> None:
         super().__init__()
         sizes = [positive_int("obs_dim", obs_dim), *hidden_sizes]
 
-        def trunk() -> paddle.nn.Sequential:
-            layers: list[paddle.nn.Layer] = []
+        def trunk() -> Any:
+            layers = []
             for fan_in, fan_out in itertools.pairwise(sizes):
-                layers += [paddle.nn.Linear(fan_in, fan_out, _uniform(fan_in)), paddle.nn.Tanh()]
-            return paddle.nn.Sequential(*layers)
+                layers += [self.ops.linear(fan_in, fan_out, _bound(fan_in)), self.nn.Tanh()]
+            return self.nn.Sequential(*layers)
 
         self.trunk = trunk()
         # Not registered twice when shared: the state dict keeps PARL-style names only.
         self.v_trunk = None if shared else trunk()
-        self.pi = paddle.nn.Linear(sizes[-1], positive_int("act_dim", act_dim))
-        self.v = paddle.nn.Linear(sizes[-1], 1)
+        self.pi = self.ops.linear(sizes[-1], positive_int("act_dim", act_dim))
+        self.v = self.ops.linear(sizes[-1], 1)
 
-    def policy_and_value(self, obs: paddle.Tensor) -> tuple[paddle.Tensor, paddle.Tensor]:
+    def policy_and_value(self, obs: Tensor) -> tuple[Tensor, Tensor]:
         """Logits ``[B, act_dim]`` and values ``[B]`` (one pass through a shared trunk)."""
         hidden = self.trunk(obs)
         v_hidden = hidden if self.v_trunk is None else self.v_trunk(obs)
         return self.pi(hidden), self.v(v_hidden).squeeze(-1)
 
-    def policy(self, obs: paddle.Tensor) -> paddle.Tensor:
+    def policy(self, obs: Tensor) -> Tensor:
         """Action logits."""
         return self.pi(self.trunk(obs))
 
-    def value(self, obs: paddle.Tensor) -> paddle.Tensor:
+    def value(self, obs: Tensor) -> Tensor:
         """State values ``[B]``."""
         trunk = self.trunk if self.v_trunk is None else self.v_trunk
         return self.v(trunk(obs)).squeeze(-1)
 
-    def forward(self, obs: paddle.Tensor) -> paddle.Tensor:
+    def forward(self, obs: Tensor) -> Tensor:
         """The action logits (what ``save_inference_model`` exports)."""
         return self.policy(obs)

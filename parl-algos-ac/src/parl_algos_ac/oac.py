@@ -1,4 +1,5 @@
-"""Optimistic Actor-Critic (OAC): SAC that explores towards an upper bound of Q."""
+"""Optimistic Actor-Critic (OAC): SAC that explores towards an upper bound of Q, written once for
+paddle and torch."""
 
 from __future__ import annotations
 
@@ -6,12 +7,10 @@ import math
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from parl.core.batch import BatchLike, to_tensor
 from parl.core.config import AlgorithmConfig
 from parl.core.distributions import DiagGaussian
-from parl.core.paddle import Model
+from parl.core.ops import Tensor
 
-import paddle
 from pydantic import Field
 
 from parl_algos_ac.sac import SAC, SACConfig
@@ -78,7 +77,7 @@ class OAC(SAC):
 
     def __init__(
         self,
-        model: Model,
+        model: Any,
         gamma: float | None = None,
         tau: float | None = None,
         alpha: float | Literal["auto"] | None = None,
@@ -88,6 +87,7 @@ class OAC(SAC):
         critic_lr: float | None = None,
         *,
         config: AlgorithmConfig | Mapping[str, Any] | None = None,
+        device: Any = None,
         **options: Any,
     ) -> None:
         super().__init__(
@@ -98,12 +98,13 @@ class OAC(SAC):
             actor_lr,
             critic_lr,
             config=config,
+            device=device,
             beta=beta,
             delta=delta,
             **options,
         )
 
-    def optimistic_distribution(self, obs: BatchLike) -> tuple[paddle.Tensor, paddle.Tensor]:
+    def optimistic_distribution(self, obs: Any) -> tuple[Tensor, Tensor]:
         """The exploration policy's pre-``tanh`` mean ``mu_E`` and standard deviation.
 
         Args:
@@ -112,31 +113,30 @@ class OAC(SAC):
         Returns:
             ``(mu_E, std)``, each shaped like the policy's mean; no gradients.
         """
-        obs = to_tensor(obs, "float32")
+        ops, obs = self.ops, self._obs(obs)
         single = obs.ndim == 1
         if single:
             obs = obs.unsqueeze(0)
-        with paddle.no_grad():
+        with ops.no_grad():
             target_policy = self._distribution(obs).base
         std = target_policy.std
-        pre_tanh_mean = target_policy.mean.detach()
-        pre_tanh_mean.stop_gradient = False
-        q = self._q_for_actor(obs, paddle.tanh(pre_tanh_mean))
-        mean_q = q.mean(axis=0)
+        pre_tanh_mean = ops.grad_leaf(target_policy.mean)
+        q = self._q_for_actor(obs, pre_tanh_mean.tanh())
+        mean_q = ops.mean(q, axis=0)
         # The critics' mean absolute deviation: |Q1 - Q2| / 2 for two, with a finite gradient
         # where they agree (a square root's would be infinite there).
-        spread = (q - mean_q).abs().mean(axis=0)
+        spread = ops.mean((q - mean_q).abs(), axis=0)
         upper_bound = mean_q + self.config.beta * spread
-        (grad,) = paddle.grad(upper_bound.sum(), pre_tanh_mean)
+        grad = ops.grad(ops.sum(upper_bound), pre_tanh_mean)
         variance = std.square()
-        norm = (grad.square() * variance).sum(axis=-1, keepdim=True).sqrt()
+        norm = ops.sum(grad.square() * variance, axis=-1, keepdim=True).sqrt()
         shift = math.sqrt(2.0 * self.config.delta) * variance * grad / (norm + _NORM_EPS)
         mu_e = (pre_tanh_mean + shift).detach()
         if single:
             return mu_e[0], std[0]
         return mu_e, std
 
-    def get_optimistic_exploration_action(self, obs: BatchLike) -> paddle.Tensor:
+    def get_optimistic_exploration_action(self, obs: Any) -> Tensor:
         """An exploratory action ``tanh(x)``, ``x ~ N(mu_E, Sigma_T)`` (PARL 2.x's name).
 
         Args:
@@ -146,5 +146,5 @@ class OAC(SAC):
             Actions in ``(-1, 1)``, ``[B, act_dim]`` or ``[act_dim]``.
         """
         mu_e, std = self.optimistic_distribution(obs)
-        with paddle.no_grad():
-            return paddle.tanh(DiagGaussian(mu_e, std).sample())
+        with self.ops.no_grad():
+            return DiagGaussian(mu_e, std).sample().tanh()

@@ -1,4 +1,5 @@
-"""Soft Actor-Critic (SAC) with a fixed or an automatically tuned temperature α."""
+"""Soft Actor-Critic (SAC) with a fixed or an automatically tuned temperature α, written once for
+paddle and torch."""
 
 from __future__ import annotations
 
@@ -6,17 +7,38 @@ import math
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
-from parl.core.batch import BatchLike, to_tensor
 from parl.core.config import AlgorithmConfig
 from parl.core.distributions import TanhGaussian
-from parl.core.paddle import Model
+from parl.core.ops import Tensor
 
-import paddle
+from pydantic import Field, PositiveFloat
 
-from parl_algos_ac.config import SACConfig
-from parl_algos_ac.ddpg import DDPG, _minimize
+from parl_algos_ac.ddpg import DDPG, DDPGConfig
 
 __all__ = ["SAC", "SACConfig", "TanhGaussianActing"]
+
+
+class SACConfig(DDPGConfig):
+    """Hyperparameters of :class:`SAC`: PARL's, plus automatic entropy tuning."""
+
+    actor_lr: float = Field(default=3e-4, gt=0.0)
+    """Learning rate of the actor's Adam optimizer."""
+
+    critic_lr: float = Field(default=3e-4, gt=0.0)
+    """Learning rate of the critics' Adam optimizer."""
+
+    alpha: PositiveFloat | Literal["auto"] = 0.2
+    """Entropy temperature α; ``"auto"`` learns it so that the policy's entropy tracks
+    ``target_entropy`` (PARL 2.x had only a fixed α)."""
+
+    initial_alpha: PositiveFloat = 1.0
+    """The starting α with ``alpha="auto"``."""
+
+    alpha_lr: PositiveFloat | None = None
+    """Learning rate of α's Adam optimizer with ``alpha="auto"``; None uses ``actor_lr``."""
+
+    target_entropy: float | None = None
+    """The entropy α is tuned towards; None means ``-act_dim`` (Haarnoja et al.'s heuristic)."""
 
 
 class TanhGaussianActing(DDPG):
@@ -24,7 +46,7 @@ class TanhGaussianActing(DDPG):
     and IQL. ``model.policy(obs)`` returns ``(mean, log_std)`` of the pre-squash Gaussian.
     """
 
-    def _distribution(self, obs: paddle.Tensor) -> TanhGaussian:
+    def _distribution(self, obs: Tensor) -> TanhGaussian:
         out = self._call(self.model.policy, obs)
         if not (isinstance(out, (tuple, list)) and len(out) == 2):
             raise TypeError(
@@ -33,16 +55,15 @@ class TanhGaussianActing(DDPG):
             )
         return TanhGaussian.from_log_std(*out)
 
-    def predict(self, obs: BatchLike) -> paddle.Tensor:
+    def predict(self, obs: Any) -> Tensor:
         """Return the greedy action ``tanh(mean)`` (no gradients); one obs or a batch."""
-        with paddle.no_grad():
-            return self._distribution(to_tensor(obs, "float32")).mode()
+        with self.ops.no_grad():
+            return self._distribution(self._obs(obs)).mode()
 
-    def sample(self, obs: BatchLike) -> tuple[paddle.Tensor, paddle.Tensor]:
+    def sample(self, obs: Any) -> tuple[Tensor, Tensor]:
         """Return ``(action, log_prob)`` drawn from the policy (no gradients), as PARL's SAC."""
-        with paddle.no_grad():
-            action, log_prob = self._distribution(to_tensor(obs, "float32")).rsample_with_log_prob()
-            return action, log_prob
+        with self.ops.no_grad():
+            return self._distribution(self._obs(obs)).rsample_with_log_prob()
 
 
 class SAC(TanhGaussianActing):
@@ -65,7 +86,8 @@ class SAC(TanhGaussianActing):
     critics run in one batched pass when the model stacks them
     (:class:`~parl_algos_ac.models.GaussianActorCritic`). α is read from ``log_alpha`` before
     the step; ``log_alpha`` (a learnable scalar with ``alpha="auto"``) and its optimizer are
-    saved in checkpoints. :attr:`alpha_loss` holds the last α loss for logging.
+    saved in checkpoints. :attr:`alpha_loss` holds the last α loss for logging. It runs on the
+    framework of its model (paddle or torch); on torch ``log_alpha`` lives on the model's device.
 
     Model contract: ``policy(obs)`` → ``(mean, log_std)`` of the pre-squash Gaussian;
     ``value(obs, act)`` → the critics' Q values (``(Q1, Q2)`` or ``[2, B]``);
@@ -84,7 +106,7 @@ class SAC(TanhGaussianActing):
 
     def __init__(
         self,
-        model: Model,
+        model: Any,
         gamma: float | None = None,
         tau: float | None = None,
         alpha: float | Literal["auto"] | None = None,
@@ -92,46 +114,42 @@ class SAC(TanhGaussianActing):
         critic_lr: float | None = None,
         *,
         config: AlgorithmConfig | Mapping[str, Any] | None = None,
+        device: Any = None,
         **options: Any,
     ) -> None:
         super().__init__(
-            model, gamma, tau, actor_lr, critic_lr, config=config, alpha=alpha, **options
+            model,
+            gamma,
+            tau,
+            actor_lr,
+            critic_lr,
+            config=config,
+            device=device,
+            alpha=alpha,
+            **options,
         )
         cfg = self.config
         auto = self._learns_alpha()
         start = cfg.initial_alpha if auto else float(cfg.alpha)
-        self.log_alpha = paddle.create_parameter(
-            [], "float32", default_initializer=paddle.nn.initializer.Constant(math.log(start))
-        )
-        self.log_alpha.stop_gradient = not auto
-        self.alpha_optimizer = (
-            paddle.optimizer.Adam(
-                learning_rate=cfg.alpha_lr or cfg.actor_lr, parameters=[self.log_alpha]
-            )
-            if auto
-            else None
-        )
-        self.alpha_loss: paddle.Tensor | None = None
+        self.log_alpha = self.ops.scalar_parameter(math.log(start), self.device, trainable=auto)
+        lr = cfg.alpha_lr or cfg.actor_lr
+        self.alpha_optimizer = self.ops.adam([self.log_alpha], lr=lr) if auto else None
+        self.alpha_loss: Tensor | None = None
 
     def _learns_alpha(self) -> bool:
         """Whether α is learned (``alpha="auto"``) rather than fixed."""
         return self.config.alpha == "auto"
 
     @property
-    def alpha(self) -> paddle.Tensor:
+    def alpha(self) -> Tensor:
         """The current temperature ``exp(log_alpha)`` (a 0-d tensor, no gradient)."""
         return self.log_alpha.detach().exp()
 
     # -- learning -------------------------------------------------------------------------
 
     def learn(
-        self,
-        obs: BatchLike,
-        action: BatchLike,
-        reward: BatchLike,
-        next_obs: BatchLike,
-        terminal: BatchLike,
-    ) -> tuple[paddle.Tensor, paddle.Tensor]:
+        self, obs: Any, action: Any, reward: Any, next_obs: Any, terminal: Any
+    ) -> tuple[Tensor, Tensor]:
         """A critic step, an actor step, an α step (``alpha="auto"``), a soft target update.
 
         Arguments as :meth:`DDPG.learn`.
@@ -139,31 +157,30 @@ class SAC(TanhGaussianActing):
         Returns:
             ``(critic_loss, actor_loss)`` as scalar tensors, as PARL's SAC.
         """
-        obs, action, reward, next_obs, terminal = self._check_batch(
-            obs, action, reward, next_obs, terminal
-        )
+        ops, batch = self.ops, self._transitions(obs, action, reward, next_obs, terminal)
         alpha = self.alpha
         # The actor's sample at obs (kept for its step); the one at next_obs builds no graph,
         # so the actor's backward runs over B rows, not over a joint pass's 2B.
-        pi_action, pi_log_prob = self._distribution(obs).rsample_with_log_prob()
-        with paddle.no_grad():
-            next_action, next_log_prob = self._distribution(next_obs).rsample_with_log_prob()
-            next_q = self._q(self.target_model, next_obs, next_action).min(axis=0)
+        pi_action, pi_log_prob = self._distribution(batch.obs).rsample_with_log_prob()
+        with ops.no_grad():
+            next_policy = self._distribution(batch.next_obs)
+            next_action, next_log_prob = next_policy.rsample_with_log_prob()
+            next_q = ops.min(self._q(self.target_model, batch.next_obs, next_action), axis=0)
             soft_next = next_q - alpha * next_log_prob
-            target = reward + self.config.gamma * (1.0 - terminal) * soft_next
-        critic_loss = self._learn_critic(obs, action, target)
+            target = batch.reward + self.config.gamma * (1.0 - batch.terminal) * soft_next
+        critic_loss = self._learn_critic(batch.obs, batch.action, target)
 
-        q_pi = self._q_for_actor(obs, pi_action).min(axis=0)
-        actor_loss = _minimize(self.actor_optimizer, (alpha * pi_log_prob - q_pi).mean())
+        q_pi = ops.min(self._q_for_actor(batch.obs, pi_action), axis=0)
+        actor_loss = self._minimize(self.actor_optimizer, ops.mean(alpha * pi_log_prob - q_pi))
         if self.alpha_optimizer is not None:
-            self._learn_alpha(pi_log_prob.detach(), action.shape[1])
+            self._learn_alpha(pi_log_prob.detach(), batch.action.shape[1])
         self.sync_target()
         return critic_loss, actor_loss
 
-    def _learn_alpha(self, log_prob: paddle.Tensor, act_dim: int) -> None:
+    def _learn_alpha(self, log_prob: Tensor, act_dim: int) -> None:
         assert self.alpha_optimizer is not None
         target_entropy = self.config.target_entropy
         if target_entropy is None:
             target_entropy = -float(act_dim)
-        alpha_loss = -(self.log_alpha * (log_prob + target_entropy)).mean()
-        self.alpha_loss = _minimize(self.alpha_optimizer, alpha_loss)
+        alpha_loss = -self.ops.mean(self.log_alpha * (log_prob + target_entropy))
+        self.alpha_loss = self._minimize(self.alpha_optimizer, alpha_loss)

@@ -1,15 +1,13 @@
-"""Twin Delayed DDPG (TD3) and its hyperparameters."""
+"""Twin Delayed DDPG (TD3) and its hyperparameters, written once for paddle and torch."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from parl.core.batch import BatchLike
 from parl.core.config import AlgorithmConfig
-from parl.core.paddle import Model
+from parl.core.ops import Tensor
 
-import paddle
 from pydantic import Field, NonNegativeFloat, PositiveInt
 
 from parl_algos_ac.ddpg import DDPG, DDPGConfig
@@ -61,7 +59,7 @@ class TD3(DDPG):
 
     def __init__(
         self,
-        model: Model,
+        model: Any,
         gamma: float | None = None,
         tau: float | None = None,
         actor_lr: float | None = None,
@@ -71,6 +69,7 @@ class TD3(DDPG):
         policy_freq: int | None = None,
         *,
         config: AlgorithmConfig | Mapping[str, Any] | None = None,
+        device: Any = None,
         **options: Any,
     ) -> None:
         super().__init__(
@@ -80,6 +79,7 @@ class TD3(DDPG):
             actor_lr,
             critic_lr,
             config=config,
+            device=device,
             policy_noise=policy_noise,
             noise_clip=noise_clip,
             policy_freq=policy_freq,
@@ -88,31 +88,24 @@ class TD3(DDPG):
         self.total_it = 0
 
     def learn(  # type: ignore[override]  # PARL's TD3 returns the critic loss only
-        self,
-        obs: BatchLike,
-        action: BatchLike,
-        reward: BatchLike,
-        next_obs: BatchLike,
-        terminal: BatchLike,
-    ) -> paddle.Tensor:
+        self, obs: Any, action: Any, reward: Any, next_obs: Any, terminal: Any
+    ) -> Tensor:
         """One critic step; every ``policy_freq``-th call also an actor step and a target update.
 
         Returns:
             The critic loss (summed over both critics) as a scalar tensor, as PARL's TD3.
         """
-        obs, action, reward, next_obs, terminal = self._check_batch(
-            obs, action, reward, next_obs, terminal
-        )
+        batch = self._transitions(obs, action, reward, next_obs, terminal)
         self.total_it += 1
-        critic_loss = self._learn_critic(obs, action, self._target(reward, next_obs, terminal))
+        critic_loss = self._learn_critic(batch.obs, batch.action, self._target(batch))
         if self.total_it % self.config.policy_freq == 0:
-            self._learn_actor(obs)
+            self._minimize(self.actor_optimizer, self._actor_loss(batch.obs))
             self.sync_target()
         return critic_loss
 
-    def _next_action(self, next_obs: paddle.Tensor) -> paddle.Tensor:
+    def _next_action(self, next_obs: Tensor) -> Tensor:
         """The smoothed target action ``clip(mu_target(s') + clipped noise, -1, 1)``."""
         action = self._call(self.target_model.policy, next_obs)
-        noise = paddle.randn(action.shape, dtype=action.dtype) * self.config.policy_noise
-        noise = noise.clip(-self.config.noise_clip, self.config.noise_clip)
-        return (action + noise).clip(-1.0, 1.0)
+        noise = self.ops.randn_like(action) * self.config.policy_noise
+        noise = self.ops.clip(noise, -self.config.noise_clip, self.config.noise_clip)
+        return self.ops.clip(action + noise, -1.0, 1.0)

@@ -6,7 +6,8 @@ interface is described in :mod:`parl.core.ops`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import contextlib
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from parl.core.batch import (
@@ -405,3 +406,88 @@ def full_parameter(shape: Sequence[int], value: float) -> paddle.Tensor:
     return paddle.create_parameter(
         list(shape), "float32", default_initializer=nn.initializer.Constant(value)
     )
+
+
+# -- ops added for the ac family --------------------------------------------------------------
+
+__all__ += [
+    "batched_linear",
+    "grad",
+    "grad_leaf",
+    "linear",
+    "logsumexp",
+    "no_grad_of",
+    "scalar_parameter",
+    "uniform_parameter",
+]
+
+
+def linear(
+    fan_in: int, fan_out: int, weight_bound: float | None = None, bias_bound: float | None = None
+) -> nn.Linear:
+    """A ``Linear`` layer: weights ``U(±weight_bound)`` (Xavier-uniform when None), bias
+    ``U(±bias_bound)`` (zero when None)."""
+
+    def attr(bound: float | None) -> paddle.ParamAttr | None:
+        if bound is None:
+            return None
+        return paddle.ParamAttr(initializer=nn.initializer.Uniform(-bound, bound))
+
+    return nn.Linear(fan_in, fan_out, attr(weight_bound), attr(bias_bound))
+
+
+def uniform_parameter(shape: Sequence[int], bound: float) -> paddle.Tensor:
+    """A trainable float32 parameter of ``shape`` drawn from ``U(±bound)``."""
+    attr = paddle.ParamAttr(initializer=nn.initializer.Uniform(-bound, bound))
+    return paddle.create_parameter(list(shape), "float32", attr=attr)
+
+
+def scalar_parameter(value: float, device: Any = None, trainable: bool = True) -> paddle.Tensor:
+    """A 0-d float32 parameter holding ``value`` (a learnable scalar such as ``log_alpha``)."""
+    resolve_device(device)
+    parameter = paddle.create_parameter(
+        [], "float32", default_initializer=nn.initializer.Constant(value)
+    )
+    parameter.stop_gradient = not trainable
+    return parameter
+
+
+def batched_linear(x: paddle.Tensor, weight: paddle.Tensor, bias: paddle.Tensor) -> paddle.Tensor:
+    """``x @ weight + bias`` for stacked layers: x ``[B, in]`` or ``[K, B, in]``, weight
+    ``[K, in, out]``, bias ``[K, 1, out]``; shape ``[K, B, out]``."""
+    y = paddle.matmul(x, weight)
+    # Expanded first: paddle's add broadcasting [K, 1, out] over the middle axis took as long
+    # as the matmul itself (256 wide), forward and backward.
+    return y + bias.expand(y.shape)
+
+
+def logsumexp(x: paddle.Tensor, axis: int) -> paddle.Tensor:
+    """``log(sum(exp(x)))`` over ``axis``, computed stably."""
+    return paddle.logsumexp(x, axis=axis)
+
+
+@contextlib.contextmanager
+def no_grad_of(parameters: Sequence[paddle.Tensor]) -> Iterator[None]:
+    """Inside the block, no gradient of ``parameters`` is computed (gradients still flow through
+    them to other inputs); their flags are restored on exit."""
+    flags = [param.stop_gradient for param in parameters]
+    for param in parameters:
+        param.stop_gradient = True
+    try:
+        yield
+    finally:
+        for param, flag in zip(parameters, flags, strict=True):
+            param.stop_gradient = flag
+
+
+def grad_leaf(x: paddle.Tensor) -> paddle.Tensor:
+    """A copy of ``x`` cut from its graph that records gradients (for :func:`grad`)."""
+    leaf = x.detach()
+    leaf.stop_gradient = False
+    return leaf
+
+
+def grad(output: paddle.Tensor, wrt: paddle.Tensor) -> paddle.Tensor:
+    """The gradient of the scalar ``output`` with respect to ``wrt``."""
+    (gradient,) = paddle.grad(output, wrt)
+    return gradient

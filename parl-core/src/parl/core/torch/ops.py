@@ -7,7 +7,8 @@ nothing here reads a value back to the host.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import contextlib
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from parl.core.torch.backend import BACKEND
@@ -453,3 +454,82 @@ def orthogonal_linear(in_dim: int, out_dim: int, gain: float) -> nn.Linear:
 def full_parameter(shape: Sequence[int], value: float) -> nn.Parameter:
     """A trainable float32 parameter of ``shape`` filled with ``value`` (set it on a Model)."""
     return nn.Parameter(torch.full(tuple(shape), float(value)))
+
+
+# -- ops added for the ac family --------------------------------------------------------------
+
+__all__ += [
+    "batched_linear",
+    "grad",
+    "grad_leaf",
+    "linear",
+    "logsumexp",
+    "no_grad_of",
+    "scalar_parameter",
+    "uniform_parameter",
+]
+
+
+def linear(
+    fan_in: int, fan_out: int, weight_bound: float | None = None, bias_bound: float | None = None
+) -> nn.Linear:
+    """A ``Linear`` layer: weights ``U(±weight_bound)`` (Xavier-uniform when None), bias
+    ``U(±bias_bound)`` (zero when None)."""
+    layer = nn.Linear(fan_in, fan_out)
+    with torch.no_grad():
+        if weight_bound is None:
+            nn.init.xavier_uniform_(layer.weight)
+        else:
+            layer.weight.uniform_(-weight_bound, weight_bound)
+        if bias_bound is None:
+            layer.bias.zero_()
+        else:
+            layer.bias.uniform_(-bias_bound, bias_bound)
+    return layer
+
+
+def uniform_parameter(shape: Sequence[int], bound: float) -> nn.Parameter:
+    """A trainable float32 parameter of ``shape`` drawn from ``U(±bound)``."""
+    return nn.Parameter(torch.empty(list(shape)).uniform_(-bound, bound))
+
+
+def scalar_parameter(value: float, device: Any = None, trainable: bool = True) -> torch.Tensor:
+    """A 0-d float32 parameter holding ``value`` on ``device`` (a learnable scalar such as
+    ``log_alpha``)."""
+    return torch.tensor(float(value), device=resolve_device(device), requires_grad=trainable)
+
+
+def batched_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+    """``x @ weight + bias`` for stacked layers: x ``[B, in]`` or ``[K, B, in]``, weight
+    ``[K, in, out]``, bias ``[K, 1, out]``; shape ``[K, B, out]``."""
+    return torch.baddbmm(bias, x.expand(weight.shape[0], *x.shape[-2:]), weight)
+
+
+def logsumexp(x: torch.Tensor, axis: int) -> torch.Tensor:
+    """``log(sum(exp(x)))`` over ``axis``, computed stably."""
+    return torch.logsumexp(x, dim=axis)
+
+
+@contextlib.contextmanager
+def no_grad_of(parameters: Sequence[torch.Tensor]) -> Iterator[None]:
+    """Inside the block, no gradient of ``parameters`` is computed (gradients still flow through
+    them to other inputs); their flags are restored on exit."""
+    flags = [param.requires_grad for param in parameters]
+    for param in parameters:
+        param.requires_grad_(False)
+    try:
+        yield
+    finally:
+        for param, flag in zip(parameters, flags, strict=True):
+            param.requires_grad_(flag)
+
+
+def grad_leaf(x: torch.Tensor) -> torch.Tensor:
+    """A copy of ``x`` cut from its graph that records gradients (for :func:`grad`)."""
+    return x.detach().requires_grad_(True)
+
+
+def grad(output: torch.Tensor, wrt: torch.Tensor) -> torch.Tensor:
+    """The gradient of the scalar ``output`` with respect to ``wrt``."""
+    (gradient,) = torch.autograd.grad(output, wrt)
+    return gradient
