@@ -58,7 +58,8 @@ def run_one(path: Path, device: str, limit: float, workdir: Path) -> dict[str, o
     logdir = workdir / path.stem
     script = ROOT / "examples" / EXAMPLES[algo] / "train.py"
     command = [sys.executable, str(script), "--config", str(path), "--seed", "0"]
-    command += ["--backend", "torch", "--device", device, "--logdir", str(logdir), "--quiet"]
+    command += ["--backend", "torch", "--logdir", str(logdir), "--quiet"]
+    command += ["--device", device] if device != "cpu" else []  # ES's example has no --device
     env = dict(os.environ, OMP_NUM_THREADS="1", PARL_BACKEND="torch")
     start = time.perf_counter()
     try:
