@@ -10,7 +10,7 @@ from parl.core.base import AlgorithmBase, named_attributes
 from parl.core.base import check_model_method as _check_model_method
 from parl.core.torch.backend import BACKEND
 from parl.core.torch.model import Model
-from parl.core.torch.tensors import resolve_device
+from parl.core.torch.ops import move_algorithm
 
 import torch
 
@@ -57,21 +57,5 @@ class Algorithm(AlgorithmBase):
             ValueError: ``device`` is not a device this torch can use (e.g. ``"cuda"`` on a
                 CPU build or without a GPU); nothing is moved then.
         """
-        target = resolve_device(device)
-        with torch.no_grad():
-            for _, model in self.named_models():
-                model.to(target)
-            for attr in type(self).checkpoint_state:
-                value = getattr(self, attr, None)
-                if isinstance(value, torch.Tensor):
-                    value.data = value.data.to(target)
-            for _, optimizer in self.named_optimizers():
-                for slots in optimizer.state.values():
-                    for key, slot in slots.items():
-                        # Adam's step counter stays on the CPU unless the optimizer is fused.
-                        if isinstance(slot, torch.Tensor) and not (
-                            key == "step" and slot.ndim == 0
-                        ):
-                            slots[key] = slot.to(target)
-        self.device = target
+        self.device = move_algorithm(self, device)
         return self
