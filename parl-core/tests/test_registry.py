@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import parl
+from parl.core.base import AlgorithmBase
 from parl.algorithms import (
     DuplicateAlgorithmError,
     PluginLoadError,
@@ -32,7 +33,8 @@ class Echo(parl.Algorithm):
 
 def test_first_party_algorithm_found_by_name() -> None:
     cls = parl.algorithms.get("PolicyGradient")
-    assert issubclass(cls, parl.Algorithm)
+    assert issubclass(cls, AlgorithmBase)  # written once: not the paddle parl.Algorithm's
+    assert cls is parl.algorithms.get("PolicyGradient", backend="torch")
     from parl.algorithms import PolicyGradient
 
     assert PolicyGradient is cls is parl.algorithms.PolicyGradient
