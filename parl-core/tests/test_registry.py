@@ -7,13 +7,13 @@ import subprocess
 import sys
 
 import parl
-from parl.core.base import AlgorithmBase
 from parl.algorithms import (
     DuplicateAlgorithmError,
     PluginLoadError,
     UnknownAlgorithmError,
     _registry,
 )
+from parl.core.base import AlgorithmBase
 
 import pytest
 
