@@ -16,6 +16,9 @@ that starts and stops with the script, each stepping half of the envs
 (:class:`parl_algos_marl.rollout.Rollouts`); ``--address HOST:PORT`` uses a cluster started with
 ``xparl start``, ``--address ray`` a local Ray. The actors get the weights once per update and
 send back numpy arrays; the learner is the same either way.
+
+``--backend torch`` trains the same classes on torch, ``--device cuda`` on a GPU (the learner;
+rollout actors act on the CPU, on the learner's framework).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import dataclasses
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
+from typing import Any, Literal
 
 import parl
 from parl.env.multiagent_env import ParallelEnvAdapter, ParticleEnv, TeamEnv
@@ -57,7 +61,11 @@ class Args:
     max_cycles: int = 25
     """Steps per episode."""
     seed: int = 0
-    """Seeds paddle, numpy and the environments."""
+    """Seeds the framework, numpy and the environments."""
+    backend: Literal["paddle", "torch"] | None = None
+    """Framework: paddle or torch; None: parl.get_backend() (PARL_BACKEND, else the installed)."""
+    device: str = "cpu"
+    """Where the torch backend trains: cpu, cuda or cuda:<index> (paddle: cpu only here)."""
     total_steps: int = 200_000
     """Environment steps over all environments."""
     num_envs: int = 8
@@ -110,8 +118,9 @@ def make_env(args: Args) -> ParallelEnvAdapter:
     return ParticleEnv(args.env_id, max_cycles=args.max_cycles)
 
 
-def make_agent(args: Args) -> MAPPOAgent:
-    """The shared or per-agent policies and the centralised critic, in a MAPPO agent."""
+def make_agent(args: Args, backend: str, device: Any = None) -> MAPPOAgent:
+    """The shared or per-agent policies and the centralised critic, in a MAPPO agent on
+    ``backend`` (and ``device``: torch only)."""
     env = make_env(args)
     if len(set(env.obs_shape_n)) != 1 or len(set(env.act_shape_n)) != 1:
         raise ValueError(
@@ -119,11 +128,12 @@ def make_agent(args: Args) -> MAPPOAgent:
             f"{env.act_shape_n}; this example needs one size of each (e.g. simple_spread)"
         )
     n, obs_dim, n_actions = env.n, env.obs_shape_n[0], env.act_shape_n[0]
+    state_dim = env.state_space.shape[0]
     model = MAPPOModel(
-        obs_dim, env.state_space.shape[0], n_actions, n, args.shared_policy, args.hidden_sizes
+        obs_dim, state_dim, n_actions, n, args.shared_policy, args.hidden_sizes, backend=backend
     )
     env.close()
-    algorithm = parl.algorithms.get("MAPPO")(
+    algorithm = parl.algorithms.get("MAPPO", backend=backend)(
         model,
         clip_param=args.clip_param,
         value_loss_coef=args.value_loss_coef,
@@ -131,7 +141,7 @@ def make_agent(args: Args) -> MAPPOAgent:
         initial_lr=args.lr,
         max_grad_norm=args.max_grad_norm,
     )
-    return MAPPOAgent(algorithm, n, seed=args.seed)
+    return MAPPOAgent(algorithm, n, seed=args.seed, device=device)
 
 
 def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
@@ -139,9 +149,10 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
     run_dir = Path(args.logdir or f"runs/MAPPO_{args.env_id}_seed{args.seed}")
     save_config(args, run_dir)
     summary.set_logdir(run_dir)
-    parl.set_seed(args.seed)
+    backend = args.backend or parl.get_backend()
+    parl.set_seed(args.seed, backend=backend)
 
-    agent = make_agent(args)
+    agent = make_agent(args, backend, args.device)
     if args.num_actors:
         parl.connect(args.address, cpu_num=None if args.address else args.num_actors)
     rollouts = Rollouts(
@@ -150,6 +161,7 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
         args.num_envs,
         args.num_actors,
         seed=args.seed,
+        backend=backend,
     )
     tracker = EvalTracker(
         agent,

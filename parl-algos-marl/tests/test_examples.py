@@ -13,6 +13,7 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TINY = ["--total-steps", "300", "--eval-every", "150", "--eval-episodes", "2", "--quiet"]
 OPTIONS = {
     "MADDPG": ["--batch-size", "32", "--min-memory-size", "64", "--learn-every", "10"],
+    "MAPPO": ["--num-envs", "2", "--num-steps", "25", "--update-epochs", "1"],
     "QMIX": ["--batch-episodes", "4"],
 }
 

@@ -19,16 +19,20 @@ FIXTURES = Path(__file__).parent / "fixtures"
 STATE_DIM = N_AGENTS * N_ACTIONS
 
 
-def _make(seed, shared=True, **config):
-    parl.set_seed(seed)
-    model = MAPPOModel(N_ACTIONS, STATE_DIM, N_ACTIONS, N_AGENTS, shared, hidden_sizes=(32,))
+def _make(seed, shared=True, backend="paddle", **config):
+    parl.set_seed(seed, backend=backend)
+    model = MAPPOModel(
+        N_ACTIONS, STATE_DIM, N_ACTIONS, N_AGENTS, shared, hidden_sizes=(32,), backend=backend
+    )
     return MAPPOAgent(MAPPO(model, **config), N_AGENTS, seed=seed)
 
 
 class TestMAPPOContract(AlgorithmContract):
     """A contextual bandit per agent: advantage = team reward − centralised value."""
 
-    algorithm_class = MAPPO
+    algorithm_name = "MAPPO"
+    backends = ("paddle", "torch")
+    backend = "paddle"
     solved_score = 0.9
     train_steps = 150
     short_train_steps = 10
@@ -38,7 +42,7 @@ class TestMAPPOContract(AlgorithmContract):
         return CooperativeIdentityEnv(N_AGENTS, N_ACTIONS, episode_length=5)
 
     def make_agent(self, seed, **config):
-        return _make(seed, self.shared, initial_lr=1e-2, **config)
+        return _make(seed, self.shared, self.backend, initial_lr=1e-2, **config)
 
     def explore(self, agent, obs):
         return agent.sample(obs, obs.reshape(-1))[1]

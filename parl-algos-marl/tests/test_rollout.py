@@ -9,6 +9,7 @@ from dataclasses import fields
 
 import parl
 import parl.remote
+from parl.core.errors import BackendError
 from parl.env.multiagent_env import ParticleEnv
 from parl.remote.testing import processes_gone, wait_for
 
@@ -31,8 +32,8 @@ def make_env():
     return ParticleEnv("simple_spread")
 
 
-def make_agent() -> MAPPOAgent:
-    model = MAPPOModel(18, 54, 5, 3, hidden_sizes=(16,))
+def make_agent(backend: str) -> MAPPOAgent:
+    model = MAPPOModel(18, 54, 5, 3, hidden_sizes=(16,), backend=backend)
     return MAPPOAgent(MAPPO(model), 3)
 
 
@@ -114,4 +115,44 @@ def test_bad_settings_are_clear_errors():
     with pytest.raises(ValueError, match="num_envs"):
         Rollouts(make_env, make_agent, 0)
     with pytest.raises(TypeError, match="MAPPOAgent"):
-        RolloutWorker(make_env, lambda: object(), 1, seed=0)
+        RolloutWorker(make_env, lambda backend: object(), 1, seed=0)
+    with pytest.raises(BackendError, match="unknown backend 'jax'"):
+        Rollouts(make_env, make_agent, 1, backend="jax")
+
+
+@pytest.mark.torch
+def test_a_worker_refuses_an_agent_of_another_framework():
+    with pytest.raises(ValueError, match=r"make_agent\('torch'\) built a paddle agent"):
+        RolloutWorker(make_env, lambda backend: make_agent("paddle"), 1, seed=0, backend="torch")
+
+
+@pytest.mark.torch
+def test_workers_build_the_learners_framework_not_the_one_their_process_selects(monkeypatch):
+    monkeypatch.setenv("PARL_BACKEND", "paddle")
+    rollouts = Rollouts(make_env, make_agent, 2, seed=3, backend="torch")
+    worker = rollouts.workers[0]
+    assert worker.agent.alg.backend.name == "torch"
+    weights = worker.agent.get_weights()
+    twin = RolloutWorker(make_env, make_agent, 2, seed=3, backend="torch")
+    assert_same(rollouts.collect(weights, 5), twin.rollout(weights, 5))
+    rollouts.close()
+    twin.close()
+
+
+@pytest.fixture
+def paddle_selected(monkeypatch):
+    """Every process started from here on selects paddle by itself (``PARL_BACKEND``)."""
+    monkeypatch.setenv("PARL_BACKEND", "paddle")
+
+
+@pytest.mark.slow
+@pytest.mark.torch
+def test_remote_workers_roll_out_on_the_learners_framework(paddle_selected, cluster):
+    rollouts = Rollouts(make_env, make_agent, NUM_ENVS, num_workers=1, seed=7, backend="torch")
+    local = RolloutWorker(make_env, make_agent, NUM_ENVS, 7, backend="torch")
+    weights = new_weights(local.agent, np.random.default_rng(0))
+    assert_same(rollouts.collect(weights, NUM_STEPS), local.rollout(weights, NUM_STEPS))
+    pids = rollouts.pids()
+    rollouts.close()
+    local.close()
+    wait_for(lambda: processes_gone(pids), 30, f"the worker {pids} to exit once released")

@@ -13,8 +13,6 @@ from typing import Any
 from parl.core.base import AgentBase
 from parl.core.errors import CheckpointError
 from parl.core.neutral import Agent
-from parl.core.ops import ops_for
-from parl.core.paddle import Agent as PaddleAgent
 from parl.core.tensor_files import read_tensor_file, write_tensor_file
 from parl.utils import ReplayMemory
 
@@ -281,30 +279,31 @@ class QMIXAgent(Agent):
         return self.to_numpy(q).reshape(*array.shape[:-1], -1)
 
 
-class MAPPOAgent(PaddleAgent):
+class MAPPOAgent(Agent):
     """Acts for a team with :class:`~parl_algos_marl.mappo.MAPPO` and learns from its rollouts.
 
     It builds MAPPO's input rows ``[obs_i, one_hot(i), state]`` from the team's observations
     ``[n_agents, obs_dim]`` (or a batch of teams ``[B, n_agents, obs_dim]``) and the global
-    state, so one batched call acts for every agent.
+    state, so one batched call acts for every agent. It runs on its algorithm's framework
+    (paddle or torch).
 
     Args:
         algorithm: a :class:`~parl_algos_marl.mappo.MAPPO`.
         n_agents: the number of agents.
         seed: seed of the generator that shuffles minibatches.
-
-    It crosses between numpy and tensors with the ops of its algorithm's framework; its base
-    is paddle's ``Agent`` while :class:`~parl_algos_marl.mappo.MAPPO` extends parl-algos-pg's
-    paddle ``PPO``.
+        device: torch only: move the algorithm there (``"cpu"``, ``"cuda"``, ...); None keeps
+            it where it is.
     """
 
     alg: MAPPO
     checkpoint_state = ("rng",)
 
-    def __init__(self, algorithm: MAPPO, n_agents: int, seed: int | None = None) -> None:
+    def __init__(
+        self, algorithm: MAPPO, n_agents: int, seed: int | None = None, device: Any = None
+    ) -> None:
         if not isinstance(algorithm, MAPPO):
             raise TypeError(f"MAPPOAgent needs a MAPPO algorithm, got {type(algorithm).__name__}")
-        super().__init__(algorithm)
+        super().__init__(algorithm, device=device)
         self.n_agents = n_agents
         self.rng = np.random.default_rng(seed)
 
@@ -325,23 +324,16 @@ class MAPPOAgent(PaddleAgent):
 
     def predict(self, obs: ArrayLike) -> np.ndarray:
         """Greedy actions ``[..., n_agents]`` for the team's observations."""
-        return self._numpy(self.alg.predict(self._tensor(self.rows(obs))))
+        return self.to_numpy(self.alg.predict(self.to_tensor(self.rows(obs))))
 
     def sample(self, obs: ArrayLike, state: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(values, actions, log_probs)``, each ``[..., n_agents]``, drawn at ``obs``."""
-        value, action, logp, _ = self.alg.sample(self._tensor(self.rows(obs, state)))
-        return self._numpy(value), self._numpy(action)[0], self._numpy(logp)[0]
+        step = self.alg.act(self.to_tensor(self.rows(obs, state)))
+        return self.to_numpy(step.value), self.to_numpy(step.action), self.to_numpy(step.log_prob)
 
     def value(self, obs: ArrayLike, state: ArrayLike) -> np.ndarray:
         """The centralised values ``[..., n_agents]``."""
-        return self._numpy(self.alg.value(self._tensor(self.rows(obs, state))))
-
-    def _tensor(self, rows: np.ndarray) -> Any:
-        return ops_for(self.alg).to_tensor(rows)
-
-    def _numpy(self, tensor: Any) -> np.ndarray:
-        array: np.ndarray = ops_for(self.alg).to_numpy(tensor)
-        return array
+        return self.to_numpy(self.alg.value(self.to_tensor(self.rows(obs, state))))
 
     def learn(
         self,

@@ -31,7 +31,8 @@ class MAPPO(PPO):
     agent's id and the global state; :class:`~parl_algos_marl.models.MAPPOModel` lays this out
     and holds one policy shared by the agents or one per agent. The objective, clipping,
     advantage normalisation and optimiser are :class:`parl_algos_pg.PPO`'s, unchanged;
-    advantages come from ``parl.utils.compute_gae`` on the team reward per agent.
+    advantages come from ``parl.utils.compute_gae`` on the team reward per agent. Like PPO, it
+    runs on the framework of its model (paddle or torch) and, on torch, on the model's device.
     """
 
     Config = MAPPOConfig

@@ -2,10 +2,13 @@
 
 A :class:`RolloutWorker` holds ``num_envs`` copies of a multi-agent env
 (:class:`parl.env.multiagent_env.ParallelEnvAdapter`) and a :class:`~parl_algos_marl.MAPPOAgent`
-of its own. Each :meth:`RolloutWorker.rollout` loads the weights it is given and returns
-``num_steps`` steps of every env as numpy arrays (:class:`TeamRollout`). Its random draws come
-from a generator state of its own (of its agent's framework's CPU generator), so a worker gives
-the same rollout in this process as in a remote job with the same seed.
+of its own, built on the learner's framework: :class:`Rollouts` resolves the backend once, in the
+learner's process, and hands it to every worker's ``make_agent(backend)``, so a remote job never
+picks a framework from its own environment. Each :meth:`RolloutWorker.rollout` loads the
+weights it is given and returns ``num_steps`` steps of every env as numpy arrays
+(:class:`TeamRollout`). Its random draws come from a generator state of its own (of its agent's
+framework's CPU generator), so a worker gives the same rollout in this process as in a remote
+job with the same seed.
 
 :class:`Rollouts` splits a team's envs over workers: in this process (``num_workers=0``, one
 worker) or as ``num_workers`` actors through ``@parl.remote_class`` on the cluster of
@@ -84,26 +87,37 @@ class RolloutWorker:
     Args:
         make_env: returns one multi-agent env (e.g. ``ParticleEnv("simple_spread")``); picklable for
             remote workers (a script's own functions are).
-        make_agent: returns a :class:`~parl_algos_marl.MAPPOAgent` of the learner's layout.
+        make_agent: ``make_agent(backend)`` returns a :class:`~parl_algos_marl.MAPPOAgent` of
+            the learner's layout on framework ``backend`` (its model built with
+            ``backend=backend``).
         num_envs: env copies.
         seed: env ``i`` starts from ``reset(seed=seed + i)``; the worker's generator (of its
             agent's framework) starts from ``seed``.
+        backend: ``"paddle"`` or ``"torch"``, the learner's; None: :func:`parl.get_backend`.
     """
 
     def __init__(
         self,
         make_env: Callable[[], ParallelEnvAdapter],
-        make_agent: Callable[[], MAPPOAgent],
+        make_agent: Callable[[str], MAPPOAgent],
         num_envs: int,
         seed: int,
+        backend: str | None = None,
     ) -> None:
         num_envs = positive_int("num_envs", num_envs)
+        backend = backend or parl.get_backend()
         self.envs = [make_env() for _ in range(num_envs)]
-        # Building the agent draws its (unused) initial weights from the selected framework.
-        with _swapped_rng_state(ops_of_backend(parl.get_backend()), None):
-            self.agent = make_agent()
+        # Building the agent draws its (unused) initial weights from its framework's generator.
+        with _swapped_rng_state(ops_of_backend(backend), None):
+            self.agent = make_agent(backend)
         if not isinstance(self.agent, MAPPOAgent):
             raise TypeError(f"make_agent must return a MAPPOAgent, got {type(self.agent)}")
+        built = self.agent.alg.backend.name
+        if built != backend:
+            raise ValueError(
+                f"make_agent({backend!r}) built a {built} agent; build its model with "
+                f"backend={backend!r} (the learner's framework)"
+            )
         with _swapped_rng_state(self.ops, None):
             self.ops.seed_rng(seed)
             self._rng_state = self.ops.get_rng_state()
@@ -198,7 +212,8 @@ class Rollouts:
 
     Args:
         make_env: returns one multi-agent env; picklable for remote workers.
-        make_agent: returns a :class:`~parl_algos_marl.MAPPOAgent` of the learner's layout.
+        make_agent: ``make_agent(backend)`` returns a :class:`~parl_algos_marl.MAPPOAgent` of
+            the learner's layout on framework ``backend``; picklable for remote workers.
         num_envs: env copies over all workers (env ``i`` starts from ``seed + i``).
         num_workers: remote actors, each with ``num_envs // num_workers`` envs, on the cluster
             of ``parl.connect`` (call it first); 0 steps all envs in this process.
@@ -207,6 +222,9 @@ class Rollouts:
         max_replacements: workers replaced after their process died before the next death is
             an error.
         timeout_s: seconds one :meth:`collect` may wait for the workers.
+        backend: the learner's framework, ``"paddle"`` or ``"torch"``; None:
+            :func:`parl.get_backend` here, in the learner's process. Every worker builds its
+            agent on it, whatever its own process would select.
 
     Examples:
         >>> parl.connect()  # an embedded xparl cluster  # doctest: +SKIP
@@ -217,12 +235,13 @@ class Rollouts:
     def __init__(
         self,
         make_env: Callable[[], ParallelEnvAdapter],
-        make_agent: Callable[[], MAPPOAgent],
+        make_agent: Callable[[str], MAPPOAgent],
         num_envs: int,
         num_workers: int = 0,
         seed: int = 0,
         max_replacements: int = 10,
         timeout_s: float = 600.0,
+        backend: str | None = None,
     ) -> None:
         num_envs = positive_int("num_envs", num_envs)
         self.num_workers = non_negative_int("num_workers", num_workers)
@@ -234,6 +253,9 @@ class Rollouts:
         if timeout_s <= 0:
             raise ValueError(f"timeout_s must be positive, got {timeout_s}")
         self.make_env, self.make_agent = make_env, make_agent
+        self.backend = backend or parl.get_backend()
+        """The framework every worker's agent is built on, resolved once here."""
+        ops_of_backend(self.backend)  # an unknown or missing framework fails here, not in a job
         self.envs_per_worker = num_envs // max(self.num_workers, 1)
         self.seed = seed
         self.max_replacements = non_negative_int("max_replacements", max_replacements)
@@ -243,7 +265,7 @@ class Rollouts:
         self._generations = [0] * max(self.num_workers, 1)
         self.workers: list[Any] = []
         if not self.num_workers:
-            self.workers.append(RolloutWorker(make_env, make_agent, num_envs, seed))
+            self.workers.append(RolloutWorker(make_env, make_agent, num_envs, seed, self.backend))
         else:
             self._remote_class = parl.remote_class(wait=False)(RolloutWorker)
             self.workers = [self._spawn(w) for w in range(self.num_workers)]
@@ -251,7 +273,9 @@ class Rollouts:
 
     def _spawn(self, slot: int) -> Any:
         seed = self.seed + slot * self.envs_per_worker + 1_000_003 * self._generations[slot]
-        return self._remote_class(self.make_env, self.make_agent, self.envs_per_worker, seed)
+        return self._remote_class(
+            self.make_env, self.make_agent, self.envs_per_worker, seed, self.backend
+        )
 
     def pids(self) -> list[int]:
         """The process id of every worker (this process's own when they run here)."""
