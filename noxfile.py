@@ -125,7 +125,10 @@ def torch(session: nox.Session) -> None:
     contract suites on torch, the paddle-vs-torch comparisons), with torch's CPU build next to
     paddle, then the ``>>>`` examples of the torch modules (``nox -s docs`` has no torch). Fails
     if any test is skipped, so that a missing torch cannot pass for success."""
-    install_workspace(session, "pytest>=8", "sybil>=9", HYPOTHESIS)
+    # [multiagent]: mpe2 for the particle-env families' torch runs; [offline]: h5py for CQL's.
+    install_workspace(
+        session, "pytest>=8", "sybil>=9", HYPOTHESIS, "-e", "./parl-utils[multiagent,offline]"
+    )
     cpu = ["--find-links", str(LOCAL_WHEELS)] if LOCAL_WHEELS.is_dir() else []
     session.install(*(cpu or ["--torch-backend", "cpu"]), TORCH)
     report = Path(session.create_tmp()) / "torch-junit.xml"

@@ -98,8 +98,13 @@ PROMISES: dict[str, list[str | tuple[str, ...]]] = {
     "parl-algos-ac[offline]": ["import h5py, minari; from parl.utils.offline import load_minari"],
     "parl-algos-ac[mujoco]": ["import gymnasium; gymnasium.make('HalfCheetah-v5').close()"],
     "parl-algos-impala": [family("IMPALA")],
+    "parl-algos-impala[torch]": ["import parl; parl.algorithms.get('IMPALA', backend='torch')"],
     "parl-algos-es": [family("ES", "CMAES", "GA")],
     "parl-algos-marl": [family("MADDPG", "QMIX", "MAPPO")],
+    "parl-algos-marl[torch]": [
+        "import parl; parl.algorithms.get('MADDPG', backend='torch')",
+        "import parl; parl.algorithms.get('MAPPO', backend='torch')",
+    ],
     "parl-algos-marl[mpe]": [
         "from parl.env.multiagent_env import MAenv; MAenv('simple_spread').close()"
     ],
