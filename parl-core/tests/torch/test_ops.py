@@ -101,3 +101,19 @@ def test_paddle_refuses_a_device_it_cannot_take() -> None:
     assert PADDLE.resolve_device("cpu") == "cpu"
     with pytest.raises(ValueError, match="paddle.set_device"):
         PADDLE.resolve_device("cuda")
+
+
+def test_a_torch_agent_exports_forward_to_torchscript(tmp_path) -> None:
+    """save_inference_model on torch: a TorchScript file that computes forward without PARL."""
+    from parl.core.neutral import Agent, Algorithm
+    from parl.testing import LinearModel
+
+    agent = Agent(Algorithm(LinearModel(4, 2, backend="torch")))
+    agent.save_inference_model(tmp_path / "policy", [[None, 4]], ["float32"])
+    program = torch.jit.load(str(tmp_path / "policy.pt"))
+    obs = torch.as_tensor(X)
+    np.testing.assert_allclose(
+        program(obs).detach().numpy(), agent.alg.model(obs).detach().numpy(), rtol=1e-6
+    )
+    with pytest.raises(ValueError, match="one shape and one dtype per forward input"):
+        agent.save_inference_model(tmp_path / "bad", [[None, 4]], ["float32", "int64"])

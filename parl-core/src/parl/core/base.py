@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
@@ -72,6 +72,28 @@ def named_attributes(owner: object, kind: type[T]) -> Iterator[tuple[str, T]]:
             if isinstance(item, kind) and id(item) not in seen:
                 seen.add(id(item))
                 yield path, item
+
+
+def _check_input_specs(shapes: Any, dtypes: Any) -> None:
+    """Refuse a bare shape or dtype name where one per ``forward`` input is expected, and
+    lists of different lengths."""
+    if isinstance(shapes, (str, bytes)) or not all(
+        isinstance(shape, Sequence) and not isinstance(shape, str) for shape in shapes
+    ):
+        raise TypeError(
+            f"input_shape_list must hold one shape per forward input, e.g. [[None, 4]], got "
+            f"{shapes!r}"
+        )
+    if isinstance(dtypes, str):
+        raise TypeError(
+            f"input_dtype_list must hold one dtype name per forward input, e.g. ['float32'], "
+            f"got {dtypes!r}"
+        )
+    if len(shapes) != len(dtypes):
+        raise ValueError(
+            f"input_shape_list has {len(shapes)} entries but input_dtype_list has "
+            f"{len(dtypes)}; give one shape and one dtype per forward input"
+        )
 
 
 class AlgorithmBase:
@@ -281,6 +303,41 @@ class AgentBase:
             target.set_weights(weights)
         except WeightsMismatchError as exc:
             raise CheckpointError(f"{where} does not fit {type(target).__name__}: {exc}") from exc
+
+    def save_inference_model(
+        self,
+        save_path: PathLike,
+        input_shape_list: Sequence[Sequence[int | None]],
+        input_dtype_list: Sequence[str],
+        model: Any = None,
+    ) -> None:
+        """Export a model's ``forward`` for inference without this package or its class.
+
+        On paddle a static program (``paddle.jit.save``: ``<save_path>.pdmodel`` and
+        ``.pdiparams``, loaded by ``paddle.jit.load``); on torch a TorchScript module traced
+        from inputs of the given shapes (``<save_path>.pt``, loaded by ``torch.jit.load``).
+
+        Args:
+            save_path: path prefix of the exported files.
+            input_shape_list: one shape per ``forward`` input; ``None`` for a free dimension.
+            input_dtype_list: one dtype name per input, e.g. ``"float32"``.
+            model: the model to export; the algorithm's ``model`` by default.
+        """
+        from parl.core.ops import ops_for
+
+        target = model if model is not None else self.alg.model
+        if target is None:
+            raise ValueError("save_inference_model needs a model: the algorithm holds none")
+        ops = ops_for(target)
+        check_model_method(target, "forward", type(self).__name__, ops.Model)
+        _check_input_specs(input_shape_list, input_dtype_list)
+        was_training = target.training
+        target.eval()
+        try:
+            ops.save_inference_model(target, str(save_path), input_shape_list, input_dtype_list)
+        finally:
+            if was_training:
+                target.train()
 
     def save_checkpoint(self, path: PathLike) -> None:
         """Save the whole training state, atomically, to resume training from it later.

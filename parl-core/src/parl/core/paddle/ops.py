@@ -61,6 +61,7 @@ __all__ = [
     "one_hot",
     "randn_like",
     "resolve_device",
+    "save_inference_model",
     "softmax",
     "softplus",
     "stack",
@@ -246,6 +247,25 @@ def transposed_weights(model: paddle.nn.Layer) -> frozenset[str]:
     """Names of the weights stored transposed from PARL's portable layout (paddle's own
     ``Linear`` layout, ``[in, out]``): none on paddle."""
     return frozenset()
+
+
+# -- inference export --------------------------------------------------------------------------
+
+
+def save_inference_model(
+    model: paddle.nn.Layer,
+    path: str,
+    shapes: Sequence[Sequence[int | None]],
+    dtypes: Sequence[str],
+) -> None:
+    """``model.forward`` as a static program (``paddle.jit.save``): ``<path>.pdmodel`` and
+    ``<path>.pdiparams``, loaded by ``paddle.jit.load``; ``None`` is a free dimension."""
+    specs = [
+        # paddle's stubs list dtype names as a Literal; paddle refuses unknown ones itself.
+        paddle.static.InputSpec(shape=list(shape), dtype=dtype)  # type: ignore[arg-type]
+        for shape, dtype in zip(shapes, dtypes, strict=True)
+    ]
+    paddle.jit.save(model, path, input_spec=specs)
 
 
 # -- devices ---------------------------------------------------------------------------------

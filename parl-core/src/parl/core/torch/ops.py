@@ -63,6 +63,7 @@ __all__ = [
     "one_hot",
     "randn_like",
     "resolve_device",
+    "save_inference_model",
     "softmax",
     "softplus",
     "stack",
@@ -254,6 +255,30 @@ def transposed_weights(model: torch.nn.Module) -> frozenset[str]:
     """Names of the weights stored transposed from PARL's portable layout (paddle's
     ``Linear`` layout, ``[in, out]``): every ``torch.nn.Linear`` weight (``[out, in]``)."""
     return linear_weight_names(model)
+
+
+# -- inference export --------------------------------------------------------------------------
+
+
+def save_inference_model(
+    model: torch.nn.Module,
+    path: str,
+    shapes: Sequence[Sequence[int | None]],
+    dtypes: Sequence[str],
+) -> None:
+    """``model.forward`` traced to TorchScript (``<path>.pt``, loaded by ``torch.jit.load``),
+    from zero inputs of the given shapes on the model's device (``None`` traced as 1: the
+    traced program keeps a free batch axis for ops that broadcast over it)."""
+    device = device_of(model)
+    inputs = tuple(
+        torch.zeros(
+            [1 if size is None else size for size in shape], dtype=getattr(torch, dtype)
+        ).to(device)
+        for shape, dtype in zip(shapes, dtypes, strict=True)
+    )
+    with torch.no_grad():
+        traced = torch.jit.trace(model, inputs)
+    traced.save(f"{path}.pt")
 
 
 # -- devices ---------------------------------------------------------------------------------
