@@ -189,7 +189,10 @@ def test_the_control_plane_is_refused_to_strangers_and_other_members(start_clust
         (worker["worker_id"], worker["pid"])
     ]
     assert status["cpus_total"] == 1 and status["refused_requests"] >= 2
-    assert status["refused_connections"] >= len(requests)
+    # Each stranger is refused at the handshake; one that the test closes before the master's
+    # monitor reports the failed handshake counts as hung up instead (a race on a busy machine).
+    strangers = status["refused_connections"] + status["handshakes_hung_up"]
+    assert strangers >= len(requests), status
     del actor
     assert Echo().echo(1) == 1
 
