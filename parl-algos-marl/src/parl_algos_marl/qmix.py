@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from types import ModuleType
 from typing import Any, ClassVar
 
-from parl.core.algorithm import check_model_method
+from parl.core.base import check_model_method
 from parl.core.config import UNSET, AlgorithmConfig
 from parl.core.neutral import Algorithm
 from parl.core.ops import Tensor
@@ -96,7 +96,7 @@ class QMIX(Algorithm):
             clip_grad_norm=clip_grad_norm,
             **options,
         )
-        check_model_method(qmixer_model, "forward", "QMIX")
+        check_model_method(qmixer_model, "forward", "QMIX", self.model_class)
         n_agents = getattr(qmixer_model, "n_agents", None)
         if not isinstance(n_agents, int) or isinstance(n_agents, bool) or n_agents < 1:
             raise ValueError(

@@ -157,15 +157,17 @@ def _parent_of(pid: int) -> int:
 def check_model_method(model: Any, method: str, algo: str) -> None:
     """Raise unless ``model`` implements ``method``, which algorithm ``algo`` calls.
 
-    This is :func:`parl.core.algorithm.check_model_method` (it imports paddle on first call):
-    ``forward`` counts only when the model's class overrides ``parl.Model``'s.
+    ``forward`` counts only when the model's class overrides its framework's ``parl.Model``'s
+    (paddle's or torch's, whichever the model is).
 
     Raises:
         parl.core.errors.ModelContractError: a ``TypeError`` (PARL raised ``AssertionError``).
     """
-    from parl.core.algorithm import check_model_method as check
+    from parl.core.base import check_model_method as check
+    from parl.core.ops import ops_for
 
-    check(model, method, algo)
+    base = ops_for(model).Model if hasattr(model, "backend_name") else object
+    check(model, method, algo, base)
 
 
 def isnotebook() -> bool:
