@@ -7,10 +7,10 @@ from collections.abc import Mapping
 from types import ModuleType
 from typing import Any, ClassVar
 
-from parl.core.algorithm import check_model_method
 from parl.core.config import UNSET, AlgorithmConfig
 from parl.core.neutral import Algorithm
 from parl.core.ops import Tensor
+from parl.core.paddle.algorithm import check_model_method
 
 from pydantic import Field, PositiveFloat
 

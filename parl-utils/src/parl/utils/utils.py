@@ -157,13 +157,13 @@ def _parent_of(pid: int) -> int:
 def check_model_method(model: Any, method: str, algo: str) -> None:
     """Raise unless ``model`` implements ``method``, which algorithm ``algo`` calls.
 
-    This is :func:`parl.core.algorithm.check_model_method` (it imports paddle on first call):
+    This is :func:`parl.core.paddle.algorithm.check_model_method` (it imports paddle on first call):
     ``forward`` counts only when the model's class overrides ``parl.Model``'s.
 
     Raises:
         parl.core.errors.ModelContractError: a ``TypeError`` (PARL raised ``AssertionError``).
     """
-    from parl.core.algorithm import check_model_method as check
+    from parl.core.paddle.algorithm import check_model_method as check
 
     check(model, method, algo)
 
