@@ -73,7 +73,7 @@ PPO_BUCKETS: list[Bucket] = [
     ("· backward", [("", "backward")], "Tensor.backward"),
     (
         "· optimizer",
-        [("parl/core/optim.py", "clip_grad_norm_"), ("paddle/optimizer/adam.py", "step")],
+        [("parl/core/paddle/optim.py", "clip_grad_norm_"), ("paddle/optimizer/adam.py", "step")],
         "grad clipping + Adam",
     ),
     *SHARED_BUCKETS,
@@ -102,7 +102,7 @@ DQN_BUCKETS: list[Bucket] = [
     ("· backward", [("", "backward")], "Tensor.backward"),
     (
         "· optimizer",
-        [("parl/core/optim.py", "clip_grad_norm_"), ("paddle/optimizer/adam.py", "step")],
+        [("parl/core/paddle/optim.py", "clip_grad_norm_"), ("paddle/optimizer/adam.py", "step")],
         "grad clipping + Adam",
     ),
     ("· target sync", [("parl_algos_dqn/dqn.py", "sync_target")], ""),
@@ -143,7 +143,7 @@ AC_BUCKETS: list[Bucket] = [
         [("paddle/optimizer/optimizer.py", "clear_grad"), ("paddle/optimizer/adam.py", "step")],
         "clear_grad + Adam (actor, critics, SAC's α)",
     ),
-    ("· target update", [("parl/core/target.py", "update_target")], "Polyak, in place"),
+    ("· target update", [("parl/core/paddle/target.py", "update_target")], "Polyak, in place"),
     *SHARED_BUCKETS,
 ]
 

@@ -7,8 +7,8 @@ Run it with each framework's interpreter, one after the other, and compare::
 
 Each line is the mean process CPU milliseconds of one call over 300 calls after 20 warm-up ones.
 The paddle side imports ``parl`` first, as every PARL program does: on AMD CPUs that sets
-``MKL_DEBUG_CPU_TYPE=5`` (:func:`parl.core.prefer_fast_mkl_kernels`), without which paddle's
-MKL runs its generic kernels, about 3.5× slower here; ``MKL_DEBUG_CPU_TYPE=0`` shows those.
+``MKL_DEBUG_CPU_TYPE=5`` (:func:`parl.core.paddle.mkl.prefer_fast_mkl_kernels`), without which
+paddle's MKL runs its generic kernels, about 3.5× slower here; ``MKL_DEBUG_CPU_TYPE=0`` shows those.
 """
 
 from __future__ import annotations

@@ -96,7 +96,7 @@ IMPORT_ORDERS = {
 LINEAR_PROBE = """
 {imports}
 import time
-from parl.core import mkl_kernel_type
+from parl.core.paddle.mkl import mkl_kernel_type
 layer, x = paddle.nn.Linear(256, 256), paddle.rand([64, 256])
 with paddle.no_grad():
     for _ in range(100):

@@ -113,8 +113,8 @@ def test_clipped_objective_matches_numpy(rng):
     returns = rng.normal(size=6).astype(np.float32)
     adv = rng.normal(size=6).astype(np.float32)
     model = agent.alg.model
-    logits = model.policy(parl.core.batch.to_tensor(rows, "float32")).numpy()
-    values = model.value(parl.core.batch.to_tensor(rows, "float32")).numpy()
+    logits = model.policy(parl.core.paddle.batch.to_tensor(rows, "float32")).numpy()
+    values = model.value(parl.core.paddle.batch.to_tensor(rows, "float32")).numpy()
     log_probs = logits - np.log(np.exp(logits).sum(1, keepdims=True))
     ratio = np.exp(log_probs[np.arange(6), actions] - old_logp)
     action_loss = -np.minimum(ratio * adv, np.clip(ratio, 0.8, 1.2) * adv).mean()

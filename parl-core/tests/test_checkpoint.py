@@ -13,7 +13,7 @@ import parl
 from parl.core.checkpoint import VERSION, capture
 from parl.core.config import AlgorithmConfig
 from parl.core.errors import CheckpointError
-from parl.core.target import make_target, update_target
+from parl.core.paddle.target import make_target, update_target
 from parl.core.tensor_files import METADATA_KEY, read_tensor_file, write_tensor_file
 from parl.testing import training_state
 

@@ -12,7 +12,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from parl.core import MKL_AVX2, mkl_kernel_type, prefer_fast_mkl_kernels, slow_mkl_dispatch
+from parl.core.paddle.mkl import (
+    MKL_AVX2,
+    mkl_kernel_type,
+    prefer_fast_mkl_kernels,
+    slow_mkl_dispatch,
+)
 
 import pytest
 
@@ -95,7 +100,7 @@ def _run(code: str) -> subprocess.CompletedProcess[str]:
 def test_paddle_imported_before_parl_still_gets_the_fast_kernels() -> None:
     result = _run(
         "import os, paddle, parl\n"
-        "from parl.core import mkl_kernel_type\n"
+        "from parl.core.paddle.mkl import mkl_kernel_type\n"
         "parl.Model\n"
         "print(os.environ.get('MKL_DEBUG_CPU_TYPE'), mkl_kernel_type())\n"
     )

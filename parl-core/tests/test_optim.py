@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from parl.core.optim import clip_grad_norm_
+from parl.core.paddle.optim import clip_grad_norm_
 
 import numpy as np
 import paddle

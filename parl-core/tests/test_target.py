@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import parl
 from parl.core.errors import WeightsMismatchError
-from parl.core.target import make_target, update_target
+from parl.core.paddle.target import make_target, update_target
 
 import numpy as np
 import paddle

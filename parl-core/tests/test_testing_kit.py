@@ -6,9 +6,9 @@ import copy
 from pathlib import Path
 
 import parl
-from parl.core.batch import to_tensor
 from parl.core.config import AlgorithmConfig
 from parl.core.errors import WeightsMismatchError
+from parl.core.paddle.batch import to_tensor
 from parl.testing import (
     AlgorithmContract,
     BadInput,

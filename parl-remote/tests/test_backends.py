@@ -360,7 +360,7 @@ def test_the_actor_runs_on_the_clients_framework(
     parl.remote.disconnect()
     parl.connect(address, distributed_files=[str(module_file)])
     monkeypatch.setenv("PARL_BACKEND", ours)
-    model_module = {"paddle": "parl.core.model", "torch": "parl.core.torch.model"}[ours]
+    model_module = {"paddle": "parl.core.paddle.model", "torch": "parl.core.torch.model"}[ours]
     assert module.Framework().report() == (ours, model_module)
 
 

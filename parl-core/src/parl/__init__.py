@@ -19,10 +19,10 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from parl._version import __version__
-from parl.core import prefer_fast_mkl_kernels as _prefer_fast_mkl_kernels
-from parl.core import quiet_paddle as _quiet_paddle
 from parl.core.backend import get_backend
 from parl.core.errors import framework_missing as _framework_missing
+from parl.core.paddle.mkl import prefer_fast_mkl_kernels as _prefer_fast_mkl_kernels
+from parl.core.paddle.mkl import quiet_paddle as _quiet_paddle
 from parl.plugins import hookimpl
 
 _prefer_fast_mkl_kernels()
@@ -30,9 +30,9 @@ _quiet_paddle()
 
 if TYPE_CHECKING:
     from parl import algorithms
-    from parl.core.agent import Agent
-    from parl.core.algorithm import Algorithm
-    from parl.core.model import Model
+    from parl.core.paddle.agent import Agent
+    from parl.core.paddle.algorithm import Algorithm
+    from parl.core.paddle.model import Model
     from parl.core.seeding import set_seed
     from parl.remote import connect, remote_class
 
@@ -51,9 +51,9 @@ __all__ = [
 
 # The selected backend's classes: name -> backend -> module.
 _BACKEND_CLASSES: dict[str, dict[str, str]] = {
-    "Model": {"paddle": "parl.core.model", "torch": "parl.core.torch.model"},
-    "Algorithm": {"paddle": "parl.core.algorithm", "torch": "parl.core.torch.algorithm"},
-    "Agent": {"paddle": "parl.core.agent", "torch": "parl.core.torch.agent"},
+    "Model": {"paddle": "parl.core.paddle.model", "torch": "parl.core.torch.model"},
+    "Algorithm": {"paddle": "parl.core.paddle.algorithm", "torch": "parl.core.torch.algorithm"},
+    "Agent": {"paddle": "parl.core.paddle.agent", "torch": "parl.core.torch.agent"},
 }
 # name -> (module, attribute): the distributed API needs parl-remote.
 _LAZY: dict[str, tuple[str, str]] = {

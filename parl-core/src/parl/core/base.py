@@ -1,7 +1,8 @@
 """What ``parl.Algorithm`` and ``parl.Agent`` are on every backend, written once.
 
-The paddle classes (:mod:`parl.core.algorithm`, :mod:`parl.core.agent`) and the torch ones
-(:mod:`parl.core.torch.algorithm`, :mod:`parl.core.torch.agent`) subclass these and name
+The paddle classes (:mod:`parl.core.paddle.algorithm`, :mod:`parl.core.paddle.agent`), the
+torch ones (:mod:`parl.core.torch.algorithm`, :mod:`parl.core.torch.agent`) and those written
+once for both (:mod:`parl.core.neutral`) subclass these and name
 their framework's :class:`~parl.core.backend.Backend` and model class; weight exchange,
 ``save``/``restore``, training checkpoints and train/eval switching live here. This module
 imports neither framework.
@@ -113,7 +114,7 @@ class AlgorithmBase:
     """
 
     backend: ClassVar[Backend]
-    """The framework this class runs on (set by ``parl.core.algorithm`` / its torch twin)."""
+    """The framework this class runs on (set by ``parl.core.paddle.algorithm`` / its torch twin)."""
     model_class: ClassVar[type]
     """The backend's ``parl.Model``."""
     Config: ClassVar[type[AlgorithmConfig]] = AlgorithmConfig

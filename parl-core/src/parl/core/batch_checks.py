@@ -4,7 +4,7 @@ A ``[B]`` reward added to a ``[B, 1]`` value would broadcast to ``[B, B]`` witho
 it is either reshaped (``[B, 1]`` to ``[B]``) or refused with the shapes in the message. A
 :class:`BatchChecks` is built from a backend's ``to_tensor`` and ``is_integer`` and uses only
 what paddle and torch tensors share (``ndim``, ``shape``, ``squeeze``, ``unsqueeze``,
-``min``/``max``); :mod:`parl.core.batch` (paddle) and :mod:`parl.core.torch.batch` expose its
+``min``/``max``); :mod:`parl.core.paddle.batch` (paddle) and :mod:`parl.core.torch.batch` expose its
 methods as functions. This module imports neither framework.
 """
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-    from parl.core.agent import Agent
+    from parl.core.paddle.agent import Agent
 
     import numpy as np
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from parl.core.lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from parl.core.algorithm import Algorithm
+    from parl.core.paddle.algorithm import Algorithm
     from parl.testing.conformance import ConformanceError, check_algorithm
     from parl.testing.contract import (
         AlgorithmContract,

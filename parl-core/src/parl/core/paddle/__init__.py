@@ -1,10 +1,11 @@
-"""The paddle backend, and PARL 2.x's import path ``parl.core.paddle``.
+"""The paddle backend: every module of PARL that imports paddle, and PARL 2.x's import path.
 
 ``from parl.core.paddle import Model, Algorithm, Agent`` and the submodules
-``parl.core.paddle.{model,algorithm,agent,policy_distribution}`` resolve to the paddle classes
-(aliases of :mod:`parl.core.model` and its siblings, not copies), so code written for PARL 2.x
-imports unchanged, and a process that selected torch can still use paddle by this name. They
-are loaded on first use.
+``parl.core.paddle.{model,algorithm,agent,policy_distribution}`` are the paddle classes, so
+code written for PARL 2.x imports unchanged, and a process that selected torch can still use
+paddle by this name. The modules mirror :mod:`parl.core.torch`'s (``model``, ``algorithm``,
+``agent``, ``ops``, ``target``, ``optim``, ``batch``, ``optimizer_state``, ``backend``,
+``rng``, ``tensors``); they are loaded on first use.
 """
 
 from __future__ import annotations
@@ -14,16 +15,16 @@ from typing import TYPE_CHECKING
 from parl.core.lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from parl.core.agent import Agent
-    from parl.core.algorithm import Algorithm
-    from parl.core.model import Model
+    from parl.core.paddle.agent import Agent
+    from parl.core.paddle.algorithm import Algorithm
+    from parl.core.paddle.model import Model
 
 __all__ = ["Agent", "Algorithm", "Model"]
 
 _LAZY = {
-    "Agent": "parl.core.agent",
-    "Algorithm": "parl.core.algorithm",
-    "Model": "parl.core.model",
+    "Agent": "parl.core.paddle.agent",
+    "Algorithm": "parl.core.paddle.algorithm",
+    "Model": "parl.core.paddle.model",
 }
 
 

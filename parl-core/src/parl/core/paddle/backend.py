@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from parl.core.backend import Backend
-from parl.core.optimizer_state import optimizer_state, plan_optimizer_restore
+from parl.core.paddle.optimizer_state import optimizer_state, plan_optimizer_restore
 from parl.core.paddle.rng import capture_rng, plan_rng
 from parl.core.paddle.tensors import assign, numpy_dtype, to_numpy
 

@@ -10,18 +10,18 @@ import contextlib
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from parl.core.batch import (
+from parl.core.paddle.backend import BACKEND
+from parl.core.paddle.batch import (
     as_batch_actions,
     as_batch_continuous_actions,
     as_batch_obs,
     as_batch_vector,
     check_action_range,
 )
-from parl.core.model import Model
-from parl.core.optim import clip_grad_norm_
-from parl.core.paddle.backend import BACKEND
+from parl.core.paddle.model import Model
+from parl.core.paddle.optim import clip_grad_norm_
+from parl.core.paddle.target import make_target, update_target
 from parl.core.paddle.tensors import assign, to_numpy
-from parl.core.target import make_target, update_target
 
 import numpy as np
 import paddle

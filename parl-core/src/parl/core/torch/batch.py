@@ -1,4 +1,4 @@
-"""Batch conversion and checks for torch ``learn`` methods (the checks of :mod:`parl.core.batch`).
+"""Batch conversion and checks for torch ``learn`` methods (those of :mod:`parl.core.batch_checks`).
 
 Numpy inputs become CPU tensors without a copy (``torch.as_tensor``); a tensor keeps its
 device. An algorithm moves the checked batch to its ``device`` itself.

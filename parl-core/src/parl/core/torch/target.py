@@ -1,6 +1,6 @@
 """Target networks on torch: a frozen copy of a model, and hard or soft (Polyak) updates of it.
 
-The torch twin of :mod:`parl.core.target`, with the same checks (shared in
+The torch twin of :mod:`parl.core.paddle.target`, with the same checks (shared in
 :mod:`parl.core.weights`): both work on the whole state dict, parameters *and* persistent
 buffers, so statistics such as BatchNorm's running mean and variance reach the target too.
 """
