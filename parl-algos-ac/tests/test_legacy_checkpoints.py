@@ -2,9 +2,9 @@
 twin of SAC) in the classes written once (``fixtures/make_legacy_checkpoints.py`` wrote them).
 
 The paddle ones load, predict what they predicted and train on as the saved run did. The torch
-twin's agent kept no exploration generator, which the one ``ContinuousAgent`` checkpoints, so
-its checkpoint is refused as a whole (parl-core's loader takes no partial state); its weights
-still load into the models and predict as before.
+twin's agent kept no exploration generator, which the one ``ContinuousAgent`` checkpoints and
+declares added since (``checkpoint_state_added``): that checkpoint loads and predicts as
+before, and the generator keeps its new seed.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from pathlib import Path
 
 import parl
 from parl.core.errors import CheckpointError
-from parl.core.tensor_files import read_tensor_file
 
 import numpy as np
 import pytest
@@ -77,18 +76,28 @@ def test_a_checkpoint_of_the_previous_code_loads_predicts_and_trains_on(name, ba
 
 
 @pytest.mark.torch
-def test_the_torch_twins_checkpoint_is_refused_whole_and_its_weights_still_load() -> None:
+def test_the_torch_twins_checkpoint_loads_and_keeps_the_agents_new_generator() -> None:
+    """The torch twin's agent saved no exploration generator (the agent written once declares
+    it added since): its checkpoint loads whole, predicts what it did, and the generator stays
+    as the new agent seeded it."""
     pytest.importorskip("torch")
     expected = np.load(FIXTURES / "legacy_expected.npz")
-    path = FIXTURES / "legacy-SAC-torch.ckpt"
     agent = _agent("SAC", "torch")
-    before = agent.predict(expected["probe"])
-    with pytest.raises(CheckpointError, match=r"declares checkpoint_state \['rng'\]"):
-        agent.load_checkpoint(path)
-    np.testing.assert_array_equal(agent.predict(expected["probe"]), before)  # nothing applied
-    tensors = read_tensor_file(path).tensors
-    for name, model in agent.alg.named_models():
-        prefix = f"models/{name}/"
-        model.set_weights({k[len(prefix) :]: v for k, v in tensors.items() if k.startswith(prefix)})
+    generator = agent.rng.bit_generator.state
+    agent.load_checkpoint(FIXTURES / "legacy-SAC-torch.ckpt")
     predicted = agent.predict(expected["probe"])
     np.testing.assert_allclose(predicted, expected["SAC-torch/predict"], rtol=1e-6, atol=1e-7)
+    assert agent.rng.bit_generator.state == generator
+
+
+@pytest.mark.torch
+def test_an_attribute_not_declared_added_may_not_be_missing(monkeypatch) -> None:
+    """Without the declaration the same file is refused whole, and nothing is applied."""
+    pytest.importorskip("torch")
+    expected = np.load(FIXTURES / "legacy_expected.npz")
+    agent = _agent("SAC", "torch")
+    monkeypatch.setattr(type(agent), "checkpoint_state_added", ())
+    before = agent.predict(expected["probe"])
+    with pytest.raises(CheckpointError, match=r"declares checkpoint_state \['rng'\]"):
+        agent.load_checkpoint(FIXTURES / "legacy-SAC-torch.ckpt")
+    np.testing.assert_array_equal(agent.predict(expected["probe"]), before)

@@ -42,6 +42,8 @@ class ContinuousAgent(Agent):
 
     alg: DDPG
     checkpoint_state = ("rng",)
+    # The torch twin's agent (before the family was written once) saved no generator.
+    checkpoint_state_added = ("rng",)
 
     def __init__(
         self,

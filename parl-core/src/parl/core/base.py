@@ -219,6 +219,9 @@ class AgentBase:
     """Attributes of the agent that :meth:`save_checkpoint` saves, as
     ``parl.Algorithm.checkpoint_state`` (e.g. a step counter and an exploration generator:
     ``("learn_steps", "rng")``)."""
+    checkpoint_state_added: ClassVar[tuple[str, ...]] = ()
+    """Attributes of :attr:`checkpoint_state` that an earlier version of the agent did not save:
+    a checkpoint without one loads, and the attribute keeps its current value."""
 
     def __init__(self, algorithm: AlgorithmBase) -> None:
         other = getattr(getattr(algorithm, "backend", None), "name", None)

@@ -151,12 +151,17 @@ def _plan_attributes(
 ) -> list[Apply]:
     """Check the saved entries of ``owner``'s ``checkpoint_state``; return what sets them.
 
+    An attribute named in the owner's ``checkpoint_state_added`` (declared after files were
+    written without it) may be absent from a file; it then keeps its current value. Any other
+    missing or unknown attribute refuses the file.
+
     An owner whose attributes are properties that check what they are given (and so could
     fail half-way through a restore) defines ``check_checkpoint_state(values)``: it gets every
     value before anything is set and raises ``ValueError`` for one that does not fit.
     """
     declared = set(type(owner).checkpoint_state)  # type: ignore[attr-defined]
-    if set(saved) != declared:
+    added = set(getattr(type(owner), "checkpoint_state_added", ()))
+    if not set(saved) <= declared or not declared - set(saved) <= added:
         raise CheckpointError(
             f"{_class_name(owner)} declares checkpoint_state {sorted(declared)}, but the "
             f"checkpoint holds {sorted(saved)}"
@@ -174,7 +179,7 @@ def _plan_attributes(
         )
     planned = {
         a: _plan_attribute(owner, a, saved[a], arrays, f"{prefix}/{a}", backend)
-        for a in sorted(declared)
+        for a in sorted(saved)
     }
     check = getattr(owner, "check_checkpoint_state", None)
     if check is not None:
