@@ -300,3 +300,13 @@ def test_impala_vtrace_keeps_its_parl_2_path() -> None:
 
     assert vtrace.from_importance_weights is ours.from_importance_weights
     assert vtrace.VTraceReturns is ours.VTraceReturns
+
+
+def test_every_algorithm_is_a_parl2_algorithm_base() -> None:
+    """Paddle's, torch's and the written-once algorithms all subclass PARL 2.x's AlgorithmBase."""
+    from parl.core.algorithm_base import AlgorithmBase
+    from parl.core.neutral import Algorithm as WrittenOnce
+    from parl.core.paddle.algorithm import Algorithm as PaddleAlgorithm
+
+    assert issubclass(PaddleAlgorithm, AlgorithmBase) and issubclass(WrittenOnce, AlgorithmBase)
+    assert issubclass(parl.algorithms.get("DQN"), AlgorithmBase)

@@ -3,6 +3,7 @@
 import sys
 
 import parl
+from parl.core.algorithm_base import AlgorithmBase
 from parl.utils import logger
 
 assert "paddle" not in sys.modules, "import parl must not import paddle"
@@ -12,5 +13,7 @@ assert not any(m.startswith("parl_algos") for m in sys.modules), "names() import
 PG = parl.algorithms.get("PolicyGradient")
 from parl.algorithms import PolicyGradient  # noqa: E402
 
-assert PG is PolicyGradient and issubclass(PG, parl.Algorithm)
+# Written once for both frameworks: PARL 2.x's framework-free AlgorithmBase, not paddle's
+# parl.Algorithm.
+assert PG is PolicyGradient and issubclass(PG, AlgorithmBase)
 logger.info("registry works from wheels: %s", ", ".join(names))

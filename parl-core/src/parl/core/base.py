@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from parl.core import checkpoint
+from parl.core.algorithm_base import AlgorithmBase as Parl2AlgorithmBase
 from parl.core.backend import Backend
 from parl.core.config import AlgorithmConfig
 from parl.core.errors import CheckpointError, ModelContractError, WeightsMismatchError
@@ -97,8 +98,11 @@ def _check_input_specs(shapes: Any, dtypes: Any) -> None:
         )
 
 
-class AlgorithmBase:
+class AlgorithmBase(Parl2AlgorithmBase):
     """Base class of learning algorithms: it owns models and optimizers, and works on tensors.
+
+    Every algorithm, of either framework or written once for both, is one, and so a PARL 2.x
+    ``parl.core.algorithm_base.AlgorithmBase``.
 
     Subclasses set :attr:`Config` to a :class:`~parl.core.config.AlgorithmConfig` subclass,
     list the model methods they call in :attr:`required_model_methods`, and implement
