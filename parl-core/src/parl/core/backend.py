@@ -20,6 +20,7 @@ import importlib.util
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
 from parl.core.errors import INSTALL, BackendError, framework_missing
@@ -31,6 +32,7 @@ __all__ = [
     "ENV_VAR",
     "Backend",
     "get_backend",
+    "import_framework_module",
     "installed_frameworks",
     "load_backend",
 ]
@@ -120,19 +122,28 @@ class Backend:
     seed: Callable[[int], None]
 
 
+def import_framework_module(name: str, module: str) -> ModuleType:
+    """Import ``parl.core.<name>.<module>``, one of framework ``name``'s modules.
+
+    Raises:
+        BackendError: ``name`` is not a backend, or its framework is not installed (the
+            message gives the ``pip install`` line).
+    """
+    if name not in BACKENDS:
+        raise BackendError(f"unknown backend {name!r}; PARL's backends are {', '.join(BACKENDS)}")
+    try:
+        return importlib.import_module(f"parl.core.{name}.{module}")
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] == name:
+            raise BackendError(framework_missing(name, f"PARL's {name} backend")) from exc
+        raise
+
+
 def load_backend(name: str) -> Backend:
     """Import and return the :class:`Backend` of framework ``name``.
 
     Raises:
         BackendError: ``name`` is not a backend, or its framework is not installed.
     """
-    if name not in BACKENDS:
-        raise BackendError(f"unknown backend {name!r}; PARL's backends are {', '.join(BACKENDS)}")
-    try:
-        module = importlib.import_module(f"parl.core.{name}.backend")
-    except ModuleNotFoundError as exc:
-        if (exc.name or "").split(".")[0] == name:
-            raise BackendError(framework_missing(name, f"PARL's {name} backend")) from exc
-        raise
-    backend: Backend = module.BACKEND
+    backend: Backend = import_framework_module(name, "backend").BACKEND
     return backend

@@ -38,12 +38,10 @@ the framework directly (``benchmarks/core/bench_ops.py`` measures it per backend
 from __future__ import annotations
 
 import functools
-import importlib
 from types import ModuleType
 from typing import Any
 
-from parl.core.backend import BACKENDS
-from parl.core.errors import BackendError, framework_missing
+from parl.core.backend import BACKENDS, import_framework_module
 
 __all__ = ["Tensor", "ops_for", "ops_of_backend", "ops_of_tensor"]
 
@@ -58,14 +56,7 @@ def ops_of_backend(name: str) -> ModuleType:
     Raises:
         BackendError: ``name`` is not a backend, or its framework is not installed.
     """
-    if name not in BACKENDS:
-        raise BackendError(f"unknown backend {name!r}; PARL's backends are {', '.join(BACKENDS)}")
-    try:
-        return importlib.import_module(f"parl.core.{name}.ops")
-    except ModuleNotFoundError as exc:
-        if (exc.name or "").split(".")[0] == name:
-            raise BackendError(framework_missing(name, f"PARL's {name} backend")) from exc
-        raise
+    return import_framework_module(name, "ops")
 
 
 _FRAMEWORK_OF_TYPE: dict[type, str] = {}
