@@ -157,18 +157,6 @@ class AlgorithmBase(Parl2AlgorithmBase):
         for method in self.required_model_methods:
             check_model_method(model, method, name, self.model_class)
 
-    def learn(self, *args: Any, **kwargs: Any) -> Any:
-        """Update the models from a batch of experience (tensors) and return the losses."""
-        raise NotImplementedError(f"{type(self).__name__} does not implement learn()")
-
-    def predict(self, *args: Any, **kwargs: Any) -> Any:
-        """Return the greedy (evaluation) output of the policy for a batch of observations."""
-        raise NotImplementedError(f"{type(self).__name__} does not implement predict()")
-
-    def sample(self, *args: Any, **kwargs: Any) -> Any:
-        """Return an exploratory output of the policy for a batch of observations."""
-        raise NotImplementedError(f"{type(self).__name__} does not implement sample()")
-
     def named_models(self) -> Iterator[tuple[str, Any]]:
         """Yield ``(path, model)`` for every model held: ``"model"``, ``"critics.0"``, …."""
         return named_attributes(self, self.model_class)

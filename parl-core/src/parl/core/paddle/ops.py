@@ -18,12 +18,12 @@ from parl.core.paddle.batch import (
     as_batch_vector,
     check_action_range,
 )
+from parl.core.paddle.batch import to_tensor as batch_to_tensor
 from parl.core.paddle.model import Model
 from parl.core.paddle.optim import clip_grad_norm_
 from parl.core.paddle.target import make_target, update_target
 from parl.core.paddle.tensors import assign, to_numpy
 
-import numpy as np
 import paddle
 import paddle.nn.functional as F
 from paddle import nn
@@ -85,10 +85,7 @@ where = paddle.where
 
 def to_tensor(value: Any, dtype: str = "float32", device: Any = None) -> paddle.Tensor:
     """``value`` (numpy, a list or a tensor) as a tensor of ``dtype`` (paddle's current place)."""
-    if isinstance(value, paddle.Tensor):
-        target = getattr(paddle, dtype)
-        return value if value.dtype == target else value.astype(target)
-    return paddle.to_tensor(np.asarray(value, dtype=dtype))
+    return batch_to_tensor(value, dtype)
 
 
 def move(tensor: paddle.Tensor, device: Any) -> paddle.Tensor:
