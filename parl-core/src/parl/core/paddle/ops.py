@@ -19,6 +19,7 @@ from parl.core.paddle.batch import (
     check_action_range,
 )
 from parl.core.paddle.batch import to_tensor as batch_to_tensor
+from parl.core.paddle import nn
 from parl.core.paddle.model import Model
 from parl.core.paddle.optim import clip_grad_norm_
 from parl.core.paddle.target import make_target, update_target
@@ -26,7 +27,6 @@ from parl.core.paddle.tensors import assign, to_numpy
 
 import paddle
 import paddle.nn.functional as F
-from paddle import nn
 
 __all__ = [
     "BACKEND",
