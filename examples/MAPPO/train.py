@@ -3,7 +3,8 @@
 ``python examples/MAPPO/train.py`` trains three agents on ``simple_spread`` with a policy shared
 by the agents (``--no-shared-policy``: one per agent) and a value function on the env's global
 state, with the MAPPO paper's MPE settings scaled to a small machine (``--help`` lists every
-flag). Needs ``pip install "parl-algos-marl[mpe]"``.
+flag). ``--no-centralised-critic`` gives each agent's critic only what its actor sees: the
+independent learner IPPO. Needs ``pip install "parl-algos-marl[mpe]"``.
 
 Each update collects ``num_steps`` steps of ``num_envs`` particle envs with one batched policy
 call per step; every agent-step is one PPO sample (:class:`parl_algos_marl.MAPPO`, which is
@@ -83,6 +84,9 @@ class Args:
     """Minibatches per epoch."""
     shared_policy: bool = True
     """One policy for all agents (with their one-hot ids) instead of one each."""
+    centralised_critic: bool = True
+    """The critic sees the global state (MAPPO); False: only the agent's own observation and
+    id, which makes the agents independent learners (IPPO)."""
     hidden_sizes: tuple[int, ...] = (64, 64)
     """Widths of the hidden layers of the actor(s) and the critic."""
     lr: float = 7e-4
@@ -130,7 +134,14 @@ def make_agent(args: Args, backend: str, device: Any = None) -> MAPPOAgent:
     n, obs_dim, n_actions = env.n, env.obs_shape_n[0], env.act_shape_n[0]
     state_dim = env.state_space.shape[0]
     model = MAPPOModel(
-        obs_dim, state_dim, n_actions, n, args.shared_policy, args.hidden_sizes, backend=backend
+        obs_dim,
+        state_dim,
+        n_actions,
+        n,
+        args.shared_policy,
+        args.hidden_sizes,
+        args.centralised_critic,
+        backend=backend,
     )
     env.close()
     algorithm = parl.algorithms.get("MAPPO", backend=backend)(

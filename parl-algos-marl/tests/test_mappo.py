@@ -10,6 +10,7 @@ from parl.testing import AlgorithmContract, BadInput, CooperativeIdentityEnv
 from parl.utils import compute_gae
 
 import numpy as np
+import paddle
 import pytest
 
 from parl_algos_marl import MAPPO, MAPPOAgent, MAPPOModel
@@ -197,3 +198,20 @@ def test_loads_a_checkpoint_and_weights_of_the_previous_version():
         getattr(agent, load)(FIXTURES / f"mappo_paddle.{suffix}")
         values = agent.value(probe, probe.reshape(len(probe), -1))
         np.testing.assert_allclose(values, expected["expected"], rtol=1e-6)
+
+
+@pytest.mark.parametrize("centralised", [True, False])
+def test_ippo_critic_sees_only_the_agents_own_observation(centralised: bool) -> None:
+    """Without a centralised critic (IPPO) the value ignores the global state; with it, not."""
+    model = MAPPOModel(
+        N_ACTIONS, STATE_DIM, N_ACTIONS, N_AGENTS, centralised_critic=centralised, backend="paddle"
+    )
+    rng = np.random.default_rng(0)
+    rows = rng.normal(size=(4, N_ACTIONS + N_AGENTS + STATE_DIM)).astype(np.float32)
+    other_state = rows.copy()
+    other_state[:, N_ACTIONS + N_AGENTS :] += 1.0
+    other_obs = rows.copy()
+    other_obs[:, :N_ACTIONS] += 1.0
+    value = lambda x: model.value(paddle.to_tensor(x)).numpy()  # noqa: E731
+    assert np.allclose(value(rows), value(other_state)) != centralised
+    assert np.allclose(value(rows), value(other_obs)) == centralised

@@ -181,6 +181,10 @@ class MAPPOModel(Model):
     columns (rows without the state work too); ``value(rows)`` gives ``[B]`` from the id and
     the state. With ``shared_policy`` one actor sees ``[obs_i, one_hot(i)]``; without it each
     agent has an actor of its own, chosen by the id (each learns only from its agent's rows).
+    With ``centralised_critic=False`` the critic sees what the actor sees, ``[obs_i,
+    one_hot(i)]``, and never the state: independent PPO, IPPO (de Witt et al., "Is Independent
+    Learning All You Need in the StarCraft Multi-Agent Challenge?", arXiv:2011.09533), the
+    independent learner MAPPO is compared with.
 
     Args:
         obs_dim: an agent's observation size.
@@ -189,6 +193,8 @@ class MAPPOModel(Model):
         n_agents: the number of agents.
         shared_policy: one actor for all agents (parameter sharing) or one each.
         hidden_sizes: the widths of the actor's and critic's hidden layers.
+        centralised_critic: the critic sees the global state (MAPPO) or the agent's own
+            observation (IPPO).
         backend: ``"paddle"`` or ``"torch"``; default :func:`parl.get_backend`.
     """
 
@@ -200,6 +206,7 @@ class MAPPOModel(Model):
         n_agents: int,
         shared_policy: bool = True,
         hidden_sizes: Sequence[int] = (64, 64),
+        centralised_critic: bool = True,
         *,
         backend: str | None = None,
     ) -> None:
@@ -213,7 +220,9 @@ class MAPPOModel(Model):
         self.actors = self.ops.layer_list(
             [mlp(actor_in, n_actions, hidden_sizes, backend=framework) for _ in range(actors)]
         )
-        critic_in = n_agents + positive_int("state_dim", state_dim)
+        state_dim = positive_int("state_dim", state_dim)
+        self.centralised_critic = centralised_critic
+        critic_in = n_agents + (state_dim if centralised_critic else obs_dim)
         self.critic = mlp(critic_in, 1, hidden_sizes, backend=framework)
 
     def policy(self, rows: Tensor) -> Tensor:
@@ -225,4 +234,6 @@ class MAPPOModel(Model):
         return self.ops.sum(logits * ids.unsqueeze(-1), axis=-2)
 
     def value(self, rows: Tensor) -> Tensor:
-        return self.critic(rows[..., self.obs_dim :]).squeeze(-1)
+        if self.centralised_critic:
+            return self.critic(rows[..., self.obs_dim :]).squeeze(-1)
+        return self.critic(rows[..., : self.obs_dim + self.n_agents]).squeeze(-1)
