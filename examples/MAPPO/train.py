@@ -58,7 +58,8 @@ class Args:
     """MAPPO (PPO with a centralised value function) on a particle scenario."""
 
     env_id: str = "simple_spread"
-    """PARL's particle scenario with one observation size for all agents."""
+    """A cooperative particle scenario with discrete actions (simple_spread,
+    simple_speaker_listener, ...); agents that see or do less are padded and masked."""
     max_cycles: int = 25
     """Steps per episode."""
     seed: int = 0
@@ -118,20 +119,16 @@ class Args:
 
 
 def make_env(args: Args) -> ParallelEnvAdapter:
-    """The scenario with PARL's settings, as lists with one entry per agent."""
-    return ParticleEnv(args.env_id, max_cycles=args.max_cycles)
+    """The scenario with PARL's settings, as lists with one entry per agent; observations
+    zero-padded to the longest, so that one policy sees every agent."""
+    return ParticleEnv(args.env_id, max_cycles=args.max_cycles, pad_observations=True)
 
 
 def make_agent(args: Args, backend: str, device: Any = None) -> MAPPOAgent:
     """The shared or per-agent policies and the centralised critic, in a MAPPO agent on
     ``backend`` (and ``device``: torch only)."""
     env = make_env(args)
-    if len(set(env.obs_shape_n)) != 1 or len(set(env.act_shape_n)) != 1:
-        raise ValueError(
-            f"{args.env_id} gives its agents observation sizes {env.obs_shape_n} and actions "
-            f"{env.act_shape_n}; this example needs one size of each (e.g. simple_spread)"
-        )
-    n, obs_dim, n_actions = env.n, env.obs_shape_n[0], env.act_shape_n[0]
+    n, obs_dim, n_actions = env.n, env.obs_shape_n[0], env.act_shape_n
     state_dim = env.state_space.shape[0]
     model = MAPPOModel(
         obs_dim,

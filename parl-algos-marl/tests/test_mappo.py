@@ -215,3 +215,20 @@ def test_ippo_critic_sees_only_the_agents_own_observation(centralised: bool) -> 
     value = lambda x: model.value(paddle.to_tensor(x)).numpy()  # noqa: E731
     assert np.allclose(value(rows), value(other_state)) != centralised
     assert np.allclose(value(rows), value(other_obs)) == centralised
+
+
+@pytest.mark.parametrize("backend", ["paddle", "torch"])
+@pytest.mark.parametrize("shared", [True, False])
+def test_agents_with_fewer_actions_never_take_the_ones_they_lack(backend: str, shared: bool):
+    """simple_speaker_listener's speaker says one of 3 words, the listener has 5 moves."""
+    parl.set_seed(0, backend=backend)
+    model = MAPPOModel(11, 4, [3, 5], 2, shared, hidden_sizes=(8,), backend=backend)
+    agent = MAPPOAgent(MAPPO(model), 2, seed=0)
+    obs = np.random.default_rng(0).normal(size=(256, 2, 11)).astype(np.float32)
+    _, actions, log_probs = agent.sample(obs, np.zeros((256, 4), np.float32))
+    assert actions[:, 0].max() <= 2 and actions[:, 1].max() == 4 and np.isfinite(log_probs).all()
+    logits = agent.to_numpy(model.policy(agent.to_tensor(agent.rows(obs))))
+    speaker = logits[:, 0] if logits.ndim == 3 else logits.reshape(256, 2, 5)[:, 0]
+    assert (speaker[:, 3:] < -1e8).all() and (speaker[:, :3] > -1e3).all()
+    with pytest.raises(ValueError, match=r"one count for all agents or one per agent \(2\)"):
+        MAPPOModel(11, 4, [3, 5, 5], 2, backend=backend)

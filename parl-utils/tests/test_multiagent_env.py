@@ -152,3 +152,19 @@ def test_maenv_keeps_parl_2_call_shapes_and_attributes():
     with pytest.raises(ValueError, match="unknown particle scenario 'simple_sprad'"):
         MAenv("simple_sprad")
     env.close()
+
+
+def test_padded_observations_let_one_network_see_agents_that_observe_differently():
+    plain = ParticleEnv("simple_speaker_listener")
+    padded = ParticleEnv("simple_speaker_listener", pad_observations=True)
+    assert plain.obs_shape_n == [3, 11] and padded.obs_shape_n == [11, 11]
+    assert [space.shape for space in padded.observation_space] == [(11,), (11,)]
+    (own_n, _), (obs_n, _) = plain.reset(seed=0), padded.reset(seed=0)
+    for own, obs, space in zip(own_n, obs_n, padded.observation_space, strict=True):
+        np.testing.assert_array_equal(obs[: own.shape[0]], own)
+        assert not obs[own.shape[0] :].any() and space.contains(obs)
+    own_n, obs_n = plain.step([1, 2])[0], padded.step([1, 2])[0]
+    np.testing.assert_array_equal(obs_n[0][:3], own_n[0])
+    np.testing.assert_array_equal(padded.state(), plain.state())  # the state is unpadded
+    same = ParticleEnv("simple_spread", pad_observations=True)
+    assert same.obs_shape_n == [18, 18, 18]

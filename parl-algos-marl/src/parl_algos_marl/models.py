@@ -174,6 +174,20 @@ class QMixerModel(Model):
         return (hidden @ w2 + v).reshape([batch, steps, 1])
 
 
+UNAVAILABLE_LOGIT = -1e9
+"""The logit of an action an agent does not have: its probability is exactly 0 in float32."""
+
+
+def _action_counts(n_actions: int | Sequence[int], n_agents: int) -> list[int]:
+    counts = [n_actions] * n_agents if isinstance(n_actions, int) else list(n_actions)
+    if len(counts) != n_agents:
+        raise ValueError(
+            f"n_actions needs one count for all agents or one per agent ({n_agents}), got "
+            f"{n_actions!r}"
+        )
+    return [positive_int(f"n_actions[{i}]", count) for i, count in enumerate(counts)]
+
+
 class MAPPOModel(Model):
     """MAPPO's actor(s) and centralised critic on rows ``[obs_i, one_hot(i), global_state]``.
 
@@ -186,10 +200,15 @@ class MAPPOModel(Model):
     Learning All You Need in the StarCraft Multi-Agent Challenge?", arXiv:2011.09533), the
     independent learner MAPPO is compared with.
 
+    Agents with fewer actions than others (``n_actions`` a list: the speaker's 3 words and the
+    listener's 5 moves) share the widest logits; the ones an agent lacks get a logit of
+    :data:`UNAVAILABLE_LOGIT` (by its id), so they are never sampled and carry no probability.
+
     Args:
-        obs_dim: an agent's observation size.
+        obs_dim: an agent's observation size (zero-pad the shorter ones:
+            ``ParticleEnv(..., pad_observations=True)``).
         state_dim: the global state's size.
-        n_actions: actions per agent.
+        n_actions: actions per agent: one count for all, or one per agent.
         n_agents: the number of agents.
         shared_policy: one actor for all agents (parameter sharing) or one each.
         hidden_sizes: the widths of the actor's and critic's hidden layers.
@@ -202,7 +221,7 @@ class MAPPOModel(Model):
         self,
         obs_dim: int,
         state_dim: int,
-        n_actions: int,
+        n_actions: int | Sequence[int],
         n_agents: int,
         shared_policy: bool = True,
         hidden_sizes: Sequence[int] = (64, 64),
@@ -217,9 +236,16 @@ class MAPPOModel(Model):
         actors = 1 if shared_policy else n_agents
         actor_in = obs_dim + n_agents if shared_policy else obs_dim
         framework = self.backend_name
+        counts = _action_counts(n_actions, self.n_agents)
+        width = max(counts)
         self.actors = self.ops.layer_list(
-            [mlp(actor_in, n_actions, hidden_sizes, backend=framework) for _ in range(actors)]
+            [mlp(actor_in, width, hidden_sizes, backend=framework) for _ in range(actors)]
         )
+        self.masks_actions = len(set(counts)) > 1
+        if self.masks_actions:
+            lacks = np.arange(width) >= np.array(counts)[:, None]
+            penalty = np.where(lacks, UNAVAILABLE_LOGIT, 0.0).astype(np.float32)
+            self.register_buffer("unavailable", self.ops.to_tensor(penalty), False)
         state_dim = positive_int("state_dim", state_dim)
         self.centralised_critic = centralised_critic
         critic_in = n_agents + (state_dim if centralised_critic else obs_dim)
@@ -229,9 +255,11 @@ class MAPPOModel(Model):
         obs = rows[..., : self.obs_dim]
         ids = rows[..., self.obs_dim : self.obs_dim + self.n_agents]
         if self.shared_policy:
-            return self.actors[0](self.ops.concat([obs, ids], axis=-1))
-        logits = self.ops.stack([actor(obs) for actor in self.actors], axis=-2)
-        return self.ops.sum(logits * ids.unsqueeze(-1), axis=-2)
+            logits = self.actors[0](self.ops.concat([obs, ids], axis=-1))
+        else:
+            per_actor = self.ops.stack([actor(obs) for actor in self.actors], axis=-2)
+            logits = self.ops.sum(per_actor * ids.unsqueeze(-1), axis=-2)
+        return logits + ids @ self.unavailable if self.masks_actions else logits
 
     def value(self, rows: Tensor) -> Tensor:
         if self.centralised_critic:

@@ -80,6 +80,10 @@ class ParallelEnvAdapter:
 
     Args:
         env: a ``pettingzoo.ParallelEnv`` whose ``possible_agents`` is the full roster.
+        pad_observations: zero-pad every agent's 1-D observation to the longest, so that one
+            network shared by agents that see different things (the speaker's 3 numbers and
+            the listener's 11 in ``simple_speaker_listener``) takes them all, as EPyMARL does;
+            ``observation_space`` and ``obs_shape_n`` then describe the padded observations.
 
     Attributes:
         agents_name: the agents, in the order of every list (``possible_agents``).
@@ -89,7 +93,7 @@ class ParallelEnvAdapter:
         state_space: the space of :meth:`state`.
     """
 
-    def __init__(self, env: Any) -> None:
+    def __init__(self, env: Any, pad_observations: bool = False) -> None:
         roster = list(getattr(env, "possible_agents", None) or [])
         if not roster:
             raise ValueError(
@@ -99,17 +103,18 @@ class ParallelEnvAdapter:
         self.env = env
         self.agents_name: list[str] = roster
         self.n = len(roster)
-        self.observation_space = [env.observation_space(agent) for agent in roster]
+        own_spaces = [env.observation_space(agent) for agent in roster]
         self.action_space = [env.action_space(agent) for agent in roster]
-        self.obs_shape_n = [space_size(space) for space in self.observation_space]
         self.act_shape_n = [space_size(space) for space in self.action_space]
         self._has_state = callable(getattr(env, "state", None)) and hasattr(env, "state_space")
         if self._has_state:
             self.state_space: gym.Space[Any] = env.state_space
         else:
-            size = sum(int(np.prod(space.shape)) for space in self.observation_space)
+            size = sum(int(np.prod(space.shape)) for space in own_spaces)
             self.state_space = gym.spaces.Box(-np.inf, np.inf, (size,), np.float32)
-        self._last_obs = [np.zeros(space.shape, np.float32) for space in self.observation_space]
+        self._own_obs = [np.zeros(space.shape, np.float32) for space in own_spaces]
+        self.observation_space = _padded(own_spaces) if pad_observations else own_spaces
+        self.obs_shape_n = [space_size(space) for space in self.observation_space]
         self._alive = [False] * self.n
         self._started = False
 
@@ -166,7 +171,7 @@ class ParallelEnvAdapter:
             raise RuntimeError("call reset() before state(): there is no episode yet")
         if self._has_state:
             return np.asarray(self.env.state(), dtype=np.float32)
-        return np.concatenate([obs.reshape(-1) for obs in self._last_obs]).astype(np.float32)
+        return np.concatenate([obs.reshape(-1) for obs in self._own_obs]).astype(np.float32)
 
     def close(self) -> None:
         """Close the wrapped env."""
@@ -182,12 +187,37 @@ class ParallelEnvAdapter:
         obs_n, info_n = [], []
         for index, agent in enumerate(self.agents_name):
             if agent in obs:
-                self._last_obs[index] = np.asarray(obs[agent], dtype=np.float32)
+                self._own_obs[index] = np.asarray(obs[agent], dtype=np.float32)
             else:
-                self._last_obs[index] = np.zeros_like(self._last_obs[index])
-            obs_n.append(self._last_obs[index])
+                self._own_obs[index] = np.zeros_like(self._own_obs[index])
+            obs_n.append(self._as_observed(index))
             info_n.append({**infos.get(agent, {}), "alive": agent in obs})
         return obs_n, info_n
+
+    def _as_observed(self, index: int) -> np.ndarray:
+        """Agent ``index``'s last observation in its ``observation_space`` (padded or not)."""
+        own, shape = self._own_obs[index], self.observation_space[index].shape
+        if own.shape == shape:
+            return own
+        return np.pad(own, (0, shape[0] - own.shape[0]))
+
+
+def _padded(spaces: Sequence[gym.Space[Any]]) -> list[gym.Space[Any]]:
+    """The 1-D Box observation spaces zero-padded to the longest of them."""
+    if not all(isinstance(space, gym.spaces.Box) and len(space.shape) == 1 for space in spaces):
+        raise ValueError(
+            f"pad_observations needs 1-D Box observations, got {list(spaces)}; flatten them first "
+            "(gymnasium.wrappers.FlattenObservation on each agent's env)"
+        )
+    size = max(space.shape[0] for space in spaces)
+    padded = []
+    for space in spaces:
+        assert isinstance(space, gym.spaces.Box)
+        extra = size - space.shape[0]
+        low = np.concatenate([space.low, np.zeros(extra, space.dtype)])
+        high = np.concatenate([space.high, np.zeros(extra, space.dtype)])
+        padded.append(gym.spaces.Box(low, high, dtype=space.dtype))
+    return padded
 
 
 class ParticleEnv(ParallelEnvAdapter):
@@ -202,6 +232,8 @@ class ParticleEnv(ParallelEnvAdapter):
         scenario_name: a key of :data:`SCENARIOS`.
         continuous_actions: Box actions in ``[-1, 1]`` instead of Discrete ones.
         max_cycles: steps per episode (PARL: 25); the last step is a truncation.
+        pad_observations: zero-pad the agents' observations to the longest (see
+            :class:`ParallelEnvAdapter`).
 
     Raises:
         ValueError: an unknown scenario (the known ones are listed).
@@ -209,9 +241,15 @@ class ParticleEnv(ParallelEnvAdapter):
     """
 
     def __init__(
-        self, scenario_name: str, continuous_actions: bool = False, max_cycles: int = 25
+        self,
+        scenario_name: str,
+        continuous_actions: bool = False,
+        max_cycles: int = 25,
+        pad_observations: bool = False,
     ) -> None:
-        super().__init__(_particle_env(scenario_name, continuous_actions, max_cycles))
+        super().__init__(
+            _particle_env(scenario_name, continuous_actions, max_cycles), pad_observations
+        )
         self.continuous_actions = continuous_actions
 
     def _env_action(self, index: int, action: Any) -> Any:
