@@ -184,7 +184,8 @@ class Job:
             try:
                 self._watch_once(interval_ms)
             except Exception as exc:  # out of descriptors, say: this thread must go on
-                self._count_bad(f"a watchdog turn that failed with {exc!r}")
+                with contextlib.suppress(OSError):  # a full disk under the log, too
+                    self._count_bad(f"a watchdog turn that failed with {exc!r}")
                 time.sleep(interval_ms / 1000)
 
     def _watch_once(self, interval_ms: int) -> None:
