@@ -390,6 +390,33 @@ def test_nan_terminals_are_refused(tmp_path: Path) -> None:
         check_dataset(data)
 
 
+def test_nan_timeouts_of_a_raw_d4rl_file_are_refused(tmp_path: Path) -> None:
+    """A raw file's timeouts decide which rows are dropped: a NaN read as True dropped one."""
+    path = tmp_path / "raw.hdf5"
+    with h5py.File(path, "w") as file:
+        file["observations"] = np.zeros((6, 2), np.float32)
+        file["actions"] = np.zeros((6, 1), np.float32)
+        file["rewards"] = np.zeros(6, np.float32)
+        file["terminals"] = np.zeros(6, np.float32)
+        file["timeouts"] = np.array([0, np.nan, 0, 0, 0, 0], np.float32)
+    with pytest.raises(DatasetError, match=r"raw.hdf5: 'timeouts' must hold only 0 and 1"):
+        load_d4rl_hdf5(path)
+
+
+@pytest.mark.parametrize("key", ["terminations", "truncations"])
+def test_nan_terminations_of_a_minari_dataset_are_refused(
+    pendulum, tmp_path: Path, monkeypatch, key: str
+) -> None:
+    root = write_minari(pendulum, tmp_path, monkeypatch)
+    with h5py.File(root / "data" / "main_data.hdf5", "r+") as file:
+        flags = file[f"episode_0/{key}"][()].astype(np.float32)
+        flags[3] = np.nan
+        del file[f"episode_0/{key}"]
+        file[f"episode_0/{key}"] = flags
+    with pytest.raises(DatasetError, match=f"'episode_0/{key}' must hold only 0 and 1"):
+        load_minari(root)
+
+
 def test_hdf5_damaged_inside_its_metadata_is_a_dataset_error(pendulum, tmp_path: Path) -> None:
     # Found by `nox -s fuzz`: one byte inserted into the group's metadata made h5py raise
     # RuntimeError ("addr overflow") from the walk over the file's links.
