@@ -173,7 +173,7 @@ def _head_waiting(conn: socket.socket) -> bool:
     thread (which a busy machine may not have run yet)."""
     try:  # through a second object: with a timeout set, recv would wait for data first
         view = socket.socket(fileno=conn.fileno())
-    except OSError:  # closed meanwhile
+    except (OSError, ValueError):  # closed meanwhile (its descriptor is -1)
         return False
     try:
         waiting = view.recv(_PEEK_BYTES, socket.MSG_PEEK | socket.MSG_DONTWAIT)
