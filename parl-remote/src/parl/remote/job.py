@@ -46,6 +46,7 @@ import zmq
 _MAX_FRAMES = 1 << 16
 _MAX_TEXT = 64 * 2**10
 _REPORTED_TEXT = 16 * 2**10  # of a traceback the worker keeps for the monitor
+_REPORTED_REASON = 4000  # of why a job ended (a worker takes 4,096 characters)
 
 
 def error_info(kind: str, exc: BaseException, skip_frames: int = 0) -> dict[str, Any]:
@@ -227,7 +228,7 @@ class Job:
         the client's ActorDiedError names it), then end."""
         if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
             self.die("disk_full", _disk_full(self.job_id, exc), 1)
-        text = f"{type(exc).__name__}: {exc}"[:_REPORTED_TEXT]
+        text = f"{type(exc).__name__}: {exc}"[:_REPORTED_REASON]
         self.die(
             "crashed", f"job {self.job_id} died of {text}; its log: `xparl logs {self.job_id}`", 1
         )
@@ -236,7 +237,7 @@ class Job:
         """Tell the client (if one holds this job) and the worker why the job ends, then end."""
         with contextlib.suppress(OSError):  # the log may be what failed
             print(f"[xparl] {message}", file=sys.stderr, flush=True)
-        payload = {"reason": reason, "message": message}
+        payload = {"reason": reason, "message": message[:_REPORTED_REASON]}
         with self.lock:
             if self.owner is not None:
                 frames = P.reply_frames(b"\0" * 8, P.REPLY_DIED, [P.encode(payload)])
