@@ -210,6 +210,7 @@ def test_bad_construction_is_refused():
 
 def test_agent_team_saves_and_restores_every_member(tmp_path):
     from parl.core.errors import CheckpointError
+    from parl.core.tensor_files import read_tensor_file, write_tensor_file
 
     from parl_algos_marl import AgentTeam
 
@@ -224,6 +225,17 @@ def test_agent_team_saves_and_restores_every_member(tmp_path):
     bigger = AgentTeam(_agents([2, 2, 2], [*spaces, gym.spaces.Discrete(3)], 2))
     with pytest.raises(CheckpointError, match=r"unexpected \['agent2/"):
         other.set_weights(bigger.get_weights())
+    assert all(np.array_equal(v, other.get_weights()[k]) for k, v in before.items())
+    # A team file names its backend (it did not: a torch team's file loaded into paddle).
+    loaded = read_tensor_file(tmp_path / "team.ckpt")
+    assert loaded.metadata["backend"] == "paddle"
+    unnamed = {k: v for k, v in loaded.metadata.items() if k != "backend"}
+    write_tensor_file(tmp_path / "unnamed.ckpt", loaded.tensors, unnamed)
+    with pytest.raises(CheckpointError, match="does not say which framework wrote it"):
+        other.restore(tmp_path / "unnamed.ckpt")
+    write_tensor_file(tmp_path / "torch.ckpt", loaded.tensors, {**unnamed, "backend": "torch"})
+    with pytest.raises(CheckpointError, match="written on the torch backend"):
+        other.restore(tmp_path / "torch.ckpt")
     assert all(np.array_equal(v, other.get_weights()[k]) for k, v in before.items())
     other.restore(tmp_path / "team.ckpt")
     for mine, theirs in zip(team.predict(obs), other.predict(obs), strict=True):

@@ -99,14 +99,47 @@ def test_pickle_of_something_else_is_refused(agent: parl.Agent, tmp_path: Path) 
         agent.restore(path, allow_pickle=True)
 
 
-def test_foreign_safetensors_state_dict_loads(
+def test_foreign_safetensors_state_dict_loads_once_its_backend_is_named(
     agent: parl.Agent, tiny_model_cls: type, tmp_path: Path
 ) -> None:
     source = tiny_model_cls()
     path = tmp_path / "exported.safetensors"
     path.write_bytes(safetensors.numpy.save(source.get_weights()))
-    agent.restore(path)
+    with pytest.raises(CheckpointError, match="does not say which framework wrote it"):
+        agent.restore(path)
+    agent.restore(path, file_backend="paddle")
     np.testing.assert_array_equal(agent.get_weights()["fc2.bias"], source.get_weights()["fc2.bias"])
+
+
+def _without_backend(path: Path) -> None:
+    """Delete the ``backend`` field from a PARL file's metadata, keeping everything else."""
+    loaded = read_tensor_file(path)
+    metadata = {k: v for k, v in loaded.metadata.items() if k != "backend"}
+    write_tensor_file(path, loaded.tensors, metadata)
+
+
+@pytest.mark.parametrize("kind", ["weights", "checkpoint"])
+def test_a_file_whose_backend_field_was_deleted_is_refused_until_named(
+    agent: parl.Agent, tmp_path: Path, kind: str
+) -> None:
+    """A missing field counted as paddle's, so a torch file with it deleted loaded into paddle
+    with every square weight transposed; now the file must say, or the caller."""
+    path = tmp_path / kind
+    saved = {k: v + 1 for k, v in agent.get_weights().items()}
+    agent.set_weights(saved)
+    (agent.save if kind == "weights" else agent.save_checkpoint)(path)
+    _without_backend(path)
+    load = agent.restore if kind == "weights" else agent.load_checkpoint
+    agent.set_weights({k: v * 0 for k, v in saved.items()})
+    with pytest.raises(CheckpointError, match=r"no 'backend' field.*file_backend='paddle'"):
+        load(path)
+    assert not agent.get_weights()["fc1.weight"].any()  # nothing loaded
+    with pytest.raises(CheckpointError, match="written on the torch backend"):
+        load(path, file_backend="torch")
+    with pytest.raises(ValueError, match="file_backend must be one of"):
+        load(path, file_backend="jax")
+    load(path, file_backend="paddle")
+    np.testing.assert_array_equal(agent.get_weights()["fc1.weight"], saved["fc1.weight"])
 
 
 def test_write_refuses_non_numbers_and_writes_nothing(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import socket
@@ -138,3 +139,54 @@ def test_killed_client_frees_its_cpus(start_cluster, tmp_path: Path) -> None:
     finally:
         proc.kill()
         proc.wait(5)
+
+
+def _fill(disk: Path) -> Path:
+    """Write a file until ``disk`` has no space left; return it."""
+    filler = disk / "filler"
+    with open(filler, "wb") as handle:
+        try:
+            for _ in range(1 << 16):  # bounded: 4 GiB of 64 KiB blocks
+                handle.write(b"\0" * (1 << 16))
+                handle.flush()
+        except OSError as exc:
+            assert exc.errno == errno.ENOSPC, exc
+    return filler
+
+
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux") or os.geteuid() != 0,
+    reason="mounting a small tmpfs for the cluster's folder needs root on Linux",
+)
+def test_a_disk_that_fills_after_start_is_named_when_the_actor_dies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cluster's folder (its jobs' logs) on a 4 MiB tmpfs that fills after the cluster
+    started: the job dies writing its log, and the client's ActorDiedError says the disk is
+    full, where, and how much is free (it said only that the process died)."""
+    from parl.remote.cluster import LocalCluster
+
+    from .conftest import stop_and_check
+
+    disk = tmp_path / "disk"
+    disk.mkdir(mode=0o700)
+    subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=4m,mode=0700", "tmpfs", str(disk)], check=True
+    )
+    try:
+        monkeypatch.setenv("XPARL_HOME", str(disk))
+        cluster = LocalCluster.start(1)
+        try:
+            wait_for(lambda: query(cluster.address, b"status")["workers"][0]["idle"], 20, "a job")
+            _fill(disk)
+            parl.remote.connect(cluster.address)
+            with pytest.raises(ActorDiedError) as died:
+                Sleeper()
+        finally:
+            parl.remote.disconnect()
+            stop_and_check(cluster)
+    finally:
+        subprocess.run(["umount", "--lazy", str(disk)], check=True)
+    message = str(died.value)
+    assert "no space left on the disk holding" in message, message
+    assert str(disk) in message and "MiB free" in message, message

@@ -17,6 +17,7 @@ import parl.remote
 from parl.remote.cluster import LocalCluster, recorded_clusters
 from parl.remote.monitor import HEAD_TIMEOUT_S, STRANGER_SLOTS, VIEWER_SLOTS, derived_port
 
+import psutil
 import pytest
 
 from .conftest import free_port, gone, stop_and_check, wait_for
@@ -212,19 +213,76 @@ class Slowloris:
 
 
 def test_a_slowloris_cannot_starve_the_owner(monitored: LocalCluster) -> None:
-    """Three times the strangers' slots, each connection sending a header byte at a time and
-    reopened when closed: every request of the token holder is still answered, and the
+    """More slow connections than the strangers' slots, each sending a header byte at a time
+    and reopened when closed: every request of the token holder is still answered, and the
     monitor closes the slow connections (head deadline, or making room)."""
     assert monitored.monitor is not None
     address = ("127.0.0.1", monitored.monitor["port"])
-    with Slowloris(address, 3 * STRANGER_SLOTS, every=0.2) as attack:
+    with Slowloris(address, STRANGER_SLOTS + 64, every=0.2) as attack:
         answers = [get(monitored, "/api/cluster")[0] for _ in range(12)]
         wait_for(
-            lambda: attack.closed_by_monitor >= 3 * STRANGER_SLOTS,
+            lambda: attack.closed_by_monitor >= 64,
             10 * HEAD_TIMEOUT_S,
             "the monitor to close the slow connections",
         )
     assert answers == [200] * 12
+
+
+def _closed_by_peer(sock: socket.socket) -> bool:
+    """Whether the other end closed ``sock``, asked without waiting."""
+    view = socket.socket(fileno=sock.fileno())  # no timeout: recv must not wait for data
+    try:
+        return view.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+    finally:
+        view.detach()
+
+
+def _held_by_monitor(cluster: LocalCluster) -> int:
+    """The monitor's open connections on its port (accepted, not yet closed)."""
+    assert cluster.monitor is not None
+    port = cluster.monitor["port"]
+    connections = psutil.Process(cluster.monitor["pid"]).net_connections("tcp")
+    return sum(c.laddr.port == port and c.status == psutil.CONN_ESTABLISHED for c in connections)
+
+
+def test_an_owner_connection_opened_before_a_slowloris_is_answered(
+    monitored: LocalCluster,
+) -> None:
+    """A browser opens its connection before it sends the request: the owner's connection,
+    opened before 64 slow ones of a stranger, is still open once the monitor has accepted them
+    all, and its request is answered; so are 28 more owner requests during the attack, each
+    within the monitor's own deadlines. (With 16 strangers' slots the 17th slow connection
+    closed the owner's: 1 of 28 owner requests was lost under a churning slowloris.)"""
+    assert monitored.monitor is not None
+    address = ("127.0.0.1", monitored.monitor["port"])
+    owner = http.client.HTTPConnection(*address, timeout=HEAD_TIMEOUT_S + 10)
+    owner.connect()
+    assert owner.sock is not None
+    already = _held_by_monitor(monitored)
+    try:
+        with Slowloris(address, 64, every=0.2):
+            wait_for(
+                lambda: _closed_by_peer(owner.sock) or _held_by_monitor(monitored) >= already + 64,
+                20,
+                "the monitor to accept the slow connections",
+            )
+            assert not _closed_by_peer(owner.sock), "the monitor closed the owner's connection"
+            owner.request("GET", "/api/cluster", headers=_bearer(monitored))
+            first = owner.getresponse()
+            first.read()
+            answers = [get(monitored, "/api/cluster")[0] for _ in range(28)]
+    finally:
+        owner.close()
+    assert (first.status, answers) == (200, [200] * 28)
+
+
+def _bearer(cluster: LocalCluster) -> dict[str, str]:
+    assert cluster.monitor is not None
+    return {"Authorization": f"Bearer {cluster.monitor['token']}"}
 
 
 def test_strangers_are_answered_once_and_viewers_have_slots_of_their_own(

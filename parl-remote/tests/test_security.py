@@ -619,3 +619,49 @@ def test_handshakes_hung_up_are_not_reported_as_refusals(start_cluster) -> None:
         capture_output=True, text=True, timeout=60, check=True,
     ).stdout  # fmt: skip
     assert "5 connection(s) hung up during their handshake" in text and "refused" not in text
+
+
+def test_a_stranger_gone_before_its_key_is_judged_counts_as_refused(monkeypatch) -> None:
+    """A peer offering a CURVE key the gatekeeper denies, closed while the gatekeeper is still
+    judging it: libzmq's monitor reports a hang-up (no answer reached the peer), but the peer
+    did fail authentication, and the master's tally counts it refused, not hung up."""
+    import logging
+
+    from parl.remote import security as security_module
+
+    asked, judged = threading.Event(), threading.Event()
+    judge = security_module._MemberKeys.callback
+
+    def slow_callback(self: object, domain: str, key: bytes) -> bool:
+        asked.set()
+        judged.wait(10)
+        return judge(self, domain, key)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(security_module._MemberKeys, "callback", slow_callback)
+    security = Security("s" * 32)
+    context = zmq.Context()
+    keeper = security.start_gatekeeper(context)
+    server = context.socket(zmq.ROUTER)
+    security.serve_control(server)
+    port = server.bind_to_random_port("tcp://127.0.0.1")
+    watch = P.Watch(server, 0, "refused", logging.getLogger("test"), bound=True)
+    stranger = context.socket(zmq.DEALER)
+    public, secret = zmq.curve_keypair()  # the cluster's server key, but not a member's key
+    stranger.curve_serverkey, stranger.curve_publickey = security._server_keys[0], public
+    stranger.curve_secretkey = secret
+    try:
+        stranger.connect(f"tcp://127.0.0.1:{port}")
+        assert asked.wait(10), "the gatekeeper was never asked"
+        stranger.close(linger=0)
+        wait_for(lambda: watch.drain() or watch.hung_up, 10, "the monitor to see the peer gone")
+        judged.set()
+        wait_for(lambda: keeper.denied == 1, 10, "the gatekeeper's denial")
+        watch.drain()
+        assert (watch.refused, watch.hung_up) == (0, 1)  # what the monitor alone says
+        assert watch.tally(keeper.denied) == (1, 0)
+    finally:
+        judged.set()
+        watch.close(server)
+        server.close(linger=0)
+        keeper.stop()
+        context.term()

@@ -383,11 +383,69 @@ def test_declared_size_is_checked_against_stored_bytes_before_reading(tmp_path) 
         load_d4rl_hdf5(path)
 
 
+def test_declared_sizes_are_refused_before_any_array_is_read(tmp_path: Path, monkeypatch) -> None:
+    """A file declaring 1 GiB it does not hold, and one whose arrays are stored (deflated
+    zeros, 88 MiB in all) but over max_bytes, are refused by their declared sizes alone: any
+    read of an array fails this test (a 2 KiB file declaring 1 GiB once peaked at 1.7 GB
+    before the limit acted)."""
+    sparse = tmp_path / "sparse.hdf5"
+    with h5py.File(sparse, "w") as file:
+        for key in ("observations", "actions", "next_observations"):
+            file.create_dataset(key, (2**26, 4), "f4", chunks=(1024, 4))
+        for key in ("rewards", "terminals"):
+            file.create_dataset(key, (2**26,), "f4", chunks=(1024,))
+    stored = tmp_path / "stored.hdf5"
+    with h5py.File(stored, "w") as file:
+        for key, shape in [("observations", (2**21, 4)), ("next_observations", (2**21, 4))]:
+            file.create_dataset(key, data=np.zeros(shape, "f4"), compression="gzip")
+        for key in ("actions", "rewards", "terminals"):
+            file.create_dataset(key, data=np.zeros(2**21, "f4"), compression="gzip")
+
+    def no_read(*args: object, **kwargs: object) -> None:
+        raise AssertionError("an array was read before the file was refused")
+
+    monkeypatch.setattr(h5py.Dataset, "__getitem__", no_read)
+    monkeypatch.setattr(h5py.Dataset, "read_direct", no_read)
+    with pytest.raises(DatasetError, match="declares 1073741824 bytes but stores 0"):
+        load_d4rl_hdf5(sparse)
+    with pytest.raises(
+        DatasetError, match="declares 92274688 bytes of arrays, over max_bytes=67108864"
+    ):
+        load_d4rl_hdf5(stored, max_bytes=64 * 2**20)
+
+
 def test_nan_terminals_are_refused(tmp_path: Path) -> None:
     data = parl2_dict()
     data["terminals"] = np.array([0.0, np.nan, 1.0, 0.0, 0.0, 1.0])
     with pytest.raises(DatasetError, match="'terminals' must hold only 0 and 1"):
         check_dataset(data)
+
+
+def test_nan_timeouts_of_a_raw_d4rl_file_are_refused(tmp_path: Path) -> None:
+    """A raw file's timeouts decide which rows are dropped: a NaN read as True dropped one."""
+    path = tmp_path / "raw.hdf5"
+    with h5py.File(path, "w") as file:
+        file["observations"] = np.zeros((6, 2), np.float32)
+        file["actions"] = np.zeros((6, 1), np.float32)
+        file["rewards"] = np.zeros(6, np.float32)
+        file["terminals"] = np.zeros(6, np.float32)
+        file["timeouts"] = np.array([0, np.nan, 0, 0, 0, 0], np.float32)
+    with pytest.raises(DatasetError, match=r"raw.hdf5: 'timeouts' must hold only 0 and 1"):
+        load_d4rl_hdf5(path)
+
+
+@pytest.mark.parametrize("key", ["terminations", "truncations"])
+def test_nan_terminations_of_a_minari_dataset_are_refused(
+    pendulum, tmp_path: Path, monkeypatch, key: str
+) -> None:
+    root = write_minari(pendulum, tmp_path, monkeypatch)
+    with h5py.File(root / "data" / "main_data.hdf5", "r+") as file:
+        flags = file[f"episode_0/{key}"][()].astype(np.float32)
+        flags[3] = np.nan
+        del file[f"episode_0/{key}"]
+        file[f"episode_0/{key}"] = flags
+    with pytest.raises(DatasetError, match=f"'episode_0/{key}' must hold only 0 and 1"):
+        load_minari(root)
 
 
 def test_hdf5_damaged_inside_its_metadata_is_a_dataset_error(pendulum, tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from parl.core.base import AgentBase
+from parl.core.checkpoint import check_backend
 from parl.core.errors import CheckpointError
 from parl.core.neutral import Agent
 from parl.core.tensor_files import read_tensor_file, write_tensor_file
@@ -419,15 +420,25 @@ class AgentTeam:
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write every member's model weights into one file, atomically."""
-        metadata = {"format": TEAM_WEIGHTS_FORMAT, "version": 1, "agents": len(self.agents)}
+        metadata = {
+            "format": TEAM_WEIGHTS_FORMAT,
+            "version": 1,
+            "agents": len(self.agents),
+            "backend": self.agents[0].backend.name,
+        }
         write_tensor_file(path, self.get_weights(), metadata)
 
-    def restore(self, path: str | os.PathLike[str]) -> None:
-        """Load a file written by :meth:`save`; on any error nothing changes."""
+    def restore(self, path: str | os.PathLike[str], *, file_backend: str | None = None) -> None:
+        """Load a file written by :meth:`save`; on any error nothing changes.
+
+        A file of the other backend is refused, and so is one that does not name its backend
+        unless ``file_backend`` does (see :meth:`parl.Agent.restore`).
+        """
         loaded = read_tensor_file(path)
         if loaded.metadata.get("format") != TEAM_WEIGHTS_FORMAT:
             raise CheckpointError(
                 f"{str(path)!r} is not a team weights file (written by AgentTeam.save); restore "
                 "a single agent's file with that agent's restore()"
             )
+        check_backend(loaded, self.agents[0].backend.name, repr(str(path)), file_backend)
         self.set_weights(loaded.tensors)

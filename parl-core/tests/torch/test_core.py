@@ -380,9 +380,15 @@ def test_restore_refuses_a_paddle_file_and_reads_a_torch_save_only_with_opt_in(
     trained, tmp_path: Path
 ) -> None:
     paddle_file = tmp_path / "paddle.safetensors"
-    write_tensor_file(paddle_file, trained.get_weights(), {"format": "parl.weights"})
+    metadata = {"format": "parl.weights", "backend": "paddle"}
+    write_tensor_file(paddle_file, trained.get_weights(), metadata)
     with pytest.raises(CheckpointError, match="written on the paddle backend"):
         trained.restore(paddle_file)
+    unnamed = tmp_path / "unnamed.safetensors"  # a torch file with its backend field deleted
+    write_tensor_file(unnamed, trained.get_weights(), {"format": "parl.weights"})
+    with pytest.raises(CheckpointError, match="does not say which framework wrote it"):
+        trained.restore(unnamed)
+    trained.restore(unnamed, file_backend="torch")
     legacy = tmp_path / "parl2.pt"
     torch.save(trained.alg.model.state_dict(), legacy)
     other = RegressionAgent(Regression(OneHot()))

@@ -267,7 +267,12 @@ class AgentBase:
         self._after_save(Path(save_path), "weights")
 
     def restore(
-        self, save_path: PathLike, model: Any = None, *, allow_pickle: bool = False
+        self,
+        save_path: PathLike,
+        model: Any = None,
+        *,
+        allow_pickle: bool = False,
+        file_backend: str | None = None,
     ) -> None:
         """Load weights saved by :meth:`save` into one model; on any error nothing changes.
 
@@ -281,15 +286,19 @@ class AgentBase:
             allow_pickle: also accept a PARL 2.x weights file (a ``paddle.save`` pickle or a
                 ``torch.save`` archive). A pickle can run code when loaded, so only set this
                 for files you trust; PARL then builds nothing but arrays from it.
+            file_backend: ``"paddle"`` or ``"torch"``: the framework that wrote a safetensors
+                file whose metadata does not say (one PARL wrote before its torch backend, or
+                another tool's); such a file is refused without it.
 
         Raises:
             CheckpointError: the file is missing, unreadable, truncated, a pickle without
-                ``allow_pickle``, of the other backend, or its weights do not fit the model.
+                ``allow_pickle``, of the other backend or of an unnamed one, or its weights
+                do not fit the model.
         """
         target = model if model is not None else self.alg._main_model()
         where = repr(str(save_path))
         loaded = read_tensor_file(save_path, allow_pickle=allow_pickle)
-        checkpoint.check_backend(loaded, self.backend.name, where)
+        checkpoint.check_backend(loaded, self.backend.name, where, file_backend)
         weights = loaded.tensors
         if loaded.metadata.get("format") == checkpoint.FORMAT:
             path = next((p for p, m in self.alg.named_models() if m is target), None)
@@ -348,20 +357,27 @@ class AgentBase:
         write_tensor_file(path, arrays, metadata)
         self._after_save(Path(path), "checkpoint")
 
-    def load_checkpoint(self, path: PathLike) -> None:
+    def load_checkpoint(self, path: PathLike, *, file_backend: str | None = None) -> None:
         """Load a file written by :meth:`save_checkpoint`, checking all of it first.
 
         Also restores the process's random states (the framework's, numpy's, Python's), so
         that a resumed run draws what the saved one would have.
 
+        Args:
+            path: the checkpoint.
+            file_backend: the framework that wrote a checkpoint whose metadata does not say
+                (see :meth:`restore`).
+
         Raises:
             CheckpointError: the file is missing, truncated, of a newer format, of the other
-                backend, from another kind of agent or algorithm, or any entry does not fit
+                backend or of an unnamed one, from another kind of agent or algorithm, or any
+                entry does not fit
                 (every field of the random states is checked too, generator positions
                 included); nothing is changed then: not the weights, the optimizer state, the
                 counters nor any random state.
         """
-        apply = checkpoint.plan_restore(self, read_tensor_file(path), repr(str(path)))
+        loaded = read_tensor_file(path)
+        apply = checkpoint.plan_restore(self, loaded, repr(str(path)), file_backend)
         apply()
 
     def _after_save(self, path: Path, kind: str) -> None:

@@ -7,10 +7,13 @@ states of the framework, numpy and Python. It is one safetensors file
 (:mod:`parl.core.tensor_files`) whose JSON metadata carries a format name and version. Loading
 checks the whole file against the agent before it changes anything.
 
-The metadata names the backend that wrote the file (``"backend"``; a file without it is
-paddle's, from before there was a second backend), and a file of the other backend is refused:
-a paddle ``Linear`` stores its weight transposed from torch's, so a square one would load
-without an error but wrong. This module imports neither framework: what it needs from one is
+The metadata names the backend that wrote the file (``"backend"``), and a file of the other
+backend is refused: a paddle ``Linear`` stores its weight transposed from torch's, so a square
+one would load without an error but wrong. For the same reason a safetensors file that does not
+name its backend (written before there was a second backend, by another tool, or with the
+field deleted) is refused unless the caller says which framework wrote it (``file_backend``);
+PARL 2.x's pickles carry no field but are told apart by their kind (``paddle.save`` or
+``torch.save``). This module imports neither framework: what it needs from one is
 the agent's :class:`~parl.core.backend.Backend`.
 
 Array names in the file::
@@ -29,6 +32,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from parl._version import __version__
+from parl.core.backend import BACKENDS
 from parl.core.errors import CheckpointError
 from parl.core.random_states import (
     capture_bit_generator_state,
@@ -244,13 +248,26 @@ def capture(agent: Agent) -> tuple[Arrays, dict[str, Any]]:
     return arrays, metadata
 
 
-def check_backend(loaded: TensorFile, backend: str, where: str) -> None:
+def check_backend(
+    loaded: TensorFile, backend: str, where: str, file_backend: str | None = None
+) -> None:
     """Refuse a weights or checkpoint file written on another backend than ``backend``.
 
-    A file without a ``backend`` entry (PARL 2.x's pickles and files from before the torch
-    backend) counts as paddle's, a ``torch.save`` archive as torch's.
+    The file's ``backend`` entry says which framework wrote it; PARL 2.x's pickles have none
+    and are known by their kind (a ``paddle.save`` pickle is paddle's, a ``torch.save``
+    archive torch's). A safetensors file without the entry is refused unless ``file_backend``
+    names its framework: taking it for either could load square weights transposed.
     """
-    written = loaded.metadata.get("backend", loaded.legacy_backend or "paddle")
+    if file_backend is not None and file_backend not in BACKENDS:
+        raise ValueError(f"file_backend must be one of {BACKENDS}, not {file_backend!r}")
+    written = loaded.metadata.get("backend") or loaded.legacy_backend or file_backend
+    if written is None:
+        raise CheckpointError(
+            f"{where} does not say which framework wrote it (its PARL metadata has no 'backend' "
+            "field), and a paddle Linear's weight is torch's transposed, so guessing could load "
+            "it silently wrong; pass file_backend='paddle' or 'torch' if you know which wrote "
+            "it (then save it again: PARL's files name their backend)"
+        )
     if written != backend:
         raise CheckpointError(
             f"{where} was written on the {written} backend, and this agent runs on {backend}; "
@@ -280,15 +297,18 @@ def _check_header(agent: Agent, metadata: Mapping[str, Any], where: str) -> None
             )
 
 
-def plan_restore(agent: Agent, checkpoint: TensorFile, where: str) -> Apply:
-    """Check a checkpoint against ``agent`` and return a function that loads it.
+def plan_restore(
+    agent: Agent, checkpoint: TensorFile, where: str, file_backend: str | None = None
+) -> Apply:
+    """Check a checkpoint against ``agent`` and return a function that loads it
+    (``file_backend``: see :func:`check_backend`).
 
     Raises:
         CheckpointError: anything in the file does not fit the agent; nothing is changed then.
     """
     metadata, arrays = checkpoint.metadata, checkpoint.tensors
     _check_header(agent, metadata, where)
-    check_backend(checkpoint, agent.backend.name, where)
+    check_backend(checkpoint, agent.backend.name, where, file_backend)
     algorithm, backend = agent.alg, agent.backend
     steps: list[Apply] = []
     models = dict(algorithm.named_models())

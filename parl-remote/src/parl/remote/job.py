@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import os
 import sys
 import threading
@@ -25,7 +26,7 @@ import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NoReturn
 
 from parl.core.backend import BACKENDS
 from parl.remote import protocol as P
@@ -45,6 +46,7 @@ import zmq
 _MAX_FRAMES = 1 << 16
 _MAX_TEXT = 64 * 2**10
 _REPORTED_TEXT = 16 * 2**10  # of a traceback the worker keeps for the monitor
+_REPORTED_REASON = 4000  # of why a job ended (a worker takes 4,096 characters)
 
 
 def error_info(kind: str, exc: BaseException, skip_frames: int = 0) -> dict[str, Any]:
@@ -183,7 +185,8 @@ class Job:
             try:
                 self._watch_once(interval_ms)
             except Exception as exc:  # out of descriptors, say: this thread must go on
-                self._count_bad(f"a watchdog turn that failed with {exc!r}")
+                with contextlib.suppress(OSError):  # a full disk under the log, too
+                    self._count_bad(f"a watchdog turn that failed with {exc!r}")
                 time.sleep(interval_ms / 1000)
 
     def _watch_once(self, interval_ms: int) -> None:
@@ -218,20 +221,30 @@ class Job:
             end_own_group(1)
 
     def _die_of_memory(self, message: str) -> None:
-        print(f"[xparl] {message}", file=sys.stderr, flush=True)
-        payload = P.encode({"reason": "max_memory", "message": message})
+        self.die("max_memory", message, 4)
+
+    def die_of(self, exc: BaseException) -> NoReturn:
+        """An error ended serving: say what the job died of (to its client and the worker, so
+        the client's ActorDiedError names it), then end."""
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            self.die("disk_full", _disk_full(self.job_id, exc), 1)
+        text = f"{type(exc).__name__}: {exc}"[:_REPORTED_REASON]
+        self.die(
+            "crashed", f"job {self.job_id} died of {text}; its log: `xparl logs {self.job_id}`", 1
+        )
+
+    def die(self, reason: str, message: str, code: int) -> NoReturn:
+        """Tell the client (if one holds this job) and the worker why the job ends, then end."""
+        with contextlib.suppress(OSError):  # the log may be what failed
+            print(f"[xparl] {message}", file=sys.stderr, flush=True)
+        payload = {"reason": reason, "message": message[:_REPORTED_REASON]}
         with self.lock:
             if self.owner is not None:
-                frames = P.reply_frames(b"\0" * 8, P.REPLY_DIED, [payload])
+                frames = P.reply_frames(b"\0" * 8, P.REPLY_DIED, [P.encode(payload)])
                 P.send_message(self.socket, [self.owner, *frames])
-            self.worker.send_multipart(
-                [
-                    P.JOB_EXITED,
-                    P.encode({"job_id": self.job_id, "reason": "max_memory", "message": message}),
-                ]
-            )
-        time.sleep(0.1)
-        os._exit(4)
+            self.worker.send_multipart([P.JOB_EXITED, P.encode({"job_id": self.job_id, **payload})])
+        time.sleep(0.1)  # libzmq's I/O thread delivers the reason before the process ends
+        os._exit(code)
 
     # ------------------------------------------------------------------ serving
     def _reply(self, identity: bytes, seq: bytes, status: bytes, frames: list[Any]) -> None:
@@ -569,7 +582,34 @@ def main(argv: list[str] | None = None) -> None:
     )
     threading.Thread(target=job.watchdog, name="xparl-watchdog", daemon=True).start()
     job.announce()
-    job.serve()
+    try:
+        job.serve()
+    except BaseException as exc:  # serve() returns only by ending the process
+        job.die_of(exc)
+
+
+def _disk_full(job_id: str, exc: OSError) -> str:
+    """Say which disk filled, and how much is free on it: the job's log's (its stdout), or
+    the file the error names."""
+    where = exc.filename or _log_path()
+    try:
+        disk = os.statvfs(where) if where else None
+    except OSError:
+        disk = None
+    shown = f"{disk.f_bavail * disk.f_frsize / 2**20:.1f} MiB" if disk else "unknown"
+    return (
+        f"job {job_id} died: no space left on the disk holding {where or 'its log'} ({shown} "
+        f"free; {exc.strerror}). Free space there, or give the worker a data folder on another "
+        "disk (XPARL_HOME), and create a new actor."
+    )
+
+
+def _log_path() -> str | None:
+    """The file the job's output goes to (its log), where the system says."""
+    try:
+        return os.readlink(f"/proc/self/fd/{sys.stdout.fileno()}")
+    except (OSError, ValueError):
+        return None
 
 
 if __name__ == "__main__":

@@ -923,6 +923,7 @@ class Master:
         cpus_used = books.cpus_used - sum(c.cpus_used for c in lost_capacity)
         gpus_total = books.gpus_total - sum(len(c.gpus) for c in lost_capacity)
         gpus_used = books.gpus_used - sum(len(c.gpus_used) for c in lost_capacity)
+        refused, hung_up = self.watch.tally(self.gatekeeper.denied if self.gatekeeper else 0)
         return {
             "address": self.address,
             "version": P.remote_version(),
@@ -955,8 +956,8 @@ class Master:
             "pending_requests": len(self.pending),
             "bad_messages": self.bad_messages,
             "internal_errors": self.internal_errors,
-            "refused_connections": self.watch.refused,
-            "handshakes_hung_up": self.watch.hung_up,
+            "refused_connections": refused,
+            "handshakes_hung_up": hung_up,
             "idle_connections_hung_up": self.watch.doorman.hung_up if self.watch.doorman else 0,
             "refused_requests": self.refused_requests,
             "monitor_url": None,

@@ -13,8 +13,9 @@ cookie the page sets); the token can read the cluster's state and logs but never
 the cluster secret. Requests are bounded: GET only, no body, short paths. A connection that has
 not shown the token must send its whole request head within :data:`HEAD_TIMEOUT_S`, is closed
 after its first answer, and shares :data:`STRANGER_SLOTS` with the other such connections (the
-oldest is closed to make room for a new one); token holders have :data:`VIEWER_SLOTS` of their
-own, so a stranger holding connections open (slowloris) cannot starve the owner. Plain HTTP:
+oldest one still sending its head is closed to make room for a new one; one whose head has
+arrived is answered, never closed); token holders have :data:`VIEWER_SLOTS` of their own, so a
+stranger holding connections open (slowloris) cannot starve the owner. Plain HTTP:
 beyond loopback put it behind TLS or an SSH tunnel (docs/guide/monitor.md).
 """
 
@@ -52,12 +53,18 @@ logger = logging.getLogger("parl.remote.monitor")
 
 __all__ = ["MonitorServer", "derived_port", "monitor_url"]
 
-STRANGER_SLOTS = 16  # connections that have not shown the token yet
+# Connections that have not shown the token yet, each a thread while it sends its head. The
+# owner's own connection is one of them until its request arrives (a browser opens one before
+# it sends), so a stranger must open this many after it to push it out; with 16, one churning
+# connections on a busy machine did so within an owner's connect-to-request gap.
+STRANGER_SLOTS = 256
 VIEWER_SLOTS = 16  # connections that have: the owner's, never taken by strangers
 MAX_PATH = 2048
 HEAD_TIMEOUT_S = 3.0  # for a stranger's whole request line and headers
 REQUEST_TIMEOUT_S = 10.0  # for a viewer's next request on a kept-alive connection
 CACHE_S = 1.0
+_HEAD_END = b"\r\n\r\n"
+_PEEK_BYTES = 16384  # a request head fits (a browser's is about 1 KiB)
 _JOB_LOG = re.compile(r"^/api/actors/([0-9a-f]{8}-[0-9]{4,})/log$")
 _STATIC = {
     "/": ("index.html", "text/html; charset=utf-8"),
@@ -113,21 +120,36 @@ class _Overview:
 
 class _Slots:
     """Who may hold a connection: :data:`STRANGER_SLOTS` for connections that have not shown
-    the token (a new one closes the oldest when they are all taken, so a stranger's idle
-    connections cannot lock a viewer out), :data:`VIEWER_SLOTS` for those that have."""
+    the token (when they are all taken, a new one closes the oldest that is still sending its
+    request head, so a stranger's idle connections cannot lock a viewer out, while a request
+    that has arrived is always answered), :data:`VIEWER_SLOTS` for those that have."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.strangers: OrderedDict[socket.socket, None] = OrderedDict()
+        self.strangers: OrderedDict[socket.socket, _HeadClock | None] = OrderedDict()
         self.viewers = 0
 
     def admit(self, conn: socket.socket) -> None:
         with self.lock:
             if len(self.strangers) >= STRANGER_SLOTS:
-                oldest, _ = self.strangers.popitem(last=False)
-                # Under the lock: its thread closes it only after leave(), which waits for it.
-                _hang_up(oldest)
+                self._make_room()
             self.strangers[conn] = None
+
+    def _make_room(self) -> None:
+        """Close the oldest stranger still sending its head; if every one has sent it, close
+        none (each is being answered, within :data:`REQUEST_TIMEOUT_S`, and then leaves)."""
+        for conn, clock in self.strangers.items():
+            if (clock is None or not clock.heard) and not _head_waiting(conn):
+                del self.strangers[conn]
+                # Under the lock: its thread closes it only after leave(), which waits for it.
+                _hang_up(conn)
+                return
+
+    def reading(self, conn: socket.socket, clock: _HeadClock) -> None:
+        """Note the clock of ``conn``'s reads, which knows when its request head has arrived."""
+        with self.lock:
+            if conn in self.strangers:
+                self.strangers[conn] = clock
 
     def promote(self, conn: socket.socket) -> bool:
         """Move ``conn`` (its request showed the token) to a viewer slot, if one is free."""
@@ -146,6 +168,22 @@ class _Slots:
                 self.strangers.pop(conn, None)
 
 
+def _head_waiting(conn: socket.socket) -> bool:
+    """Whether a whole request head sits in ``conn``'s receive buffer, not yet read by its
+    thread (which a busy machine may not have run yet)."""
+    try:  # through a second object: with a timeout set, recv would wait for data first
+        view = socket.socket(fileno=conn.fileno())
+    except (OSError, ValueError):  # closed meanwhile (its descriptor is -1)
+        return False
+    try:
+        waiting = view.recv(_PEEK_BYTES, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+    except OSError:  # nothing there (EAGAIN), or gone
+        return False
+    finally:
+        view.detach()
+    return _HEAD_END in waiting
+
+
 def _hang_up(conn: socket.socket) -> None:
     with contextlib.suppress(OSError):  # already gone
         conn.shutdown(socket.SHUT_RDWR)  # its thread's next read ends, and so does the thread
@@ -153,11 +191,14 @@ def _hang_up(conn: socket.socket) -> None:
 
 class _HeadClock(io.RawIOBase):
     """The connection's reads, each waiting at most until ``deadline``: a request head sent a
-    byte at a time still ends when its time is up."""
+    byte at a time still ends when its time is up. ``heard`` turns true once the blank line
+    that ends a request head has come in."""
 
     def __init__(self, conn: socket.socket) -> None:
         self.conn = conn
         self.deadline = time.monotonic() + HEAD_TIMEOUT_S
+        self.heard = False
+        self.tail = b""  # the last bytes read, for a blank line split across reads
 
     def readable(self) -> bool:
         return True
@@ -167,7 +208,12 @@ class _HeadClock(io.RawIOBase):
         if left <= 0:
             raise TimeoutError("the request head took too long")
         self.conn.settimeout(left)
-        return self.conn.recv_into(buffer)
+        count = self.conn.recv_into(buffer)
+        if not self.heard:
+            seen = self.tail + bytes(memoryview(buffer)[:count])
+            self.heard = _HEAD_END in seen
+            self.tail = seen[-(len(_HEAD_END) - 1) :]
+        return count
 
 
 class MonitorServer(ThreadingHTTPServer):
@@ -214,6 +260,7 @@ class _Handler(BaseHTTPRequestHandler):
         super().setup()
         self.clock = _HeadClock(self.connection)
         self.rfile = io.BufferedReader(self.clock)
+        self.server.slots.reading(self.connection, self.clock)
 
     def finish(self) -> None:
         try:

@@ -408,6 +408,8 @@ class Watch:
     a peer that hung up during its handshake is counted apart (``hung_up``, not ``refused``)
     and not logged: which side notices a mismatch first is a race, and a member that gave up
     waiting (a master busy with a burst of registrations) and redials hangs up that way too.
+    A peer whose credentials the ZAP handler denied but that closed before libzmq could tell
+    it counts as a hang-up to the monitor too; :meth:`tally` moves those to the refusals.
     On a bound socket a :class:`~parl.remote.doorman.Doorman` also caps the connections still
     in their handshake.
     On a connecting socket a server that hangs up mid-handshake (how a CURVE server answers the
@@ -434,6 +436,7 @@ class Watch:
         self.log = log
         self.refused = 0
         self.hung_up = 0  # bound socket: peers that hung up mid-handshake
+        self.auth_failed = 0  # bound socket: refusals the ZAP handler's answer made
         self.problem: str | None = None
         self._last_log = 0.0
 
@@ -456,6 +459,7 @@ class Watch:
                 self.hung_up += 1
                 continue
             self.refused += 1
+            self.auth_failed += event == zmq.EVENT_HANDSHAKE_FAILED_AUTH
             if not event & self.loud:
                 continue
             if event == zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL:
@@ -470,6 +474,13 @@ class Watch:
         if self.doorman is not None:
             self.doorman.enforce()
         return events
+
+    def tally(self, denied: int) -> tuple[int, int]:
+        """Refused and hung-up peers of a bound socket whose ZAP handler has denied ``denied``
+        credentials: a denial the monitor never reported as such belongs to a peer that
+        closed before the answer reached it, which it reported as a hang-up instead."""
+        unreported = max(0, min(denied - self.auth_failed, self.hung_up))
+        return self.refused + unreported, self.hung_up - unreported
 
     def close(self, sock: zmq.Socket) -> None:
         # Stop the monitor before closing its socket: closing a live monitor's PAIR end can

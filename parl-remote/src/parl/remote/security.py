@@ -254,11 +254,11 @@ class Security:
 
         keeper = Gatekeeper(context)
         keeper.start()
-        keeper.configure_curve_callback(CONTROL_DOMAIN, _MemberKeys(self))
+        keeper.configure_curve_callback(CONTROL_DOMAIN, _MemberKeys(self, keeper))
         if job_id is not None:
             domain = _job_domain(job_id)
             if self.encrypt:
-                keeper.configure_curve_callback(domain, _MemberKeys(self))
+                keeper.configure_curve_callback(domain, _MemberKeys(self, keeper))
             else:
                 keeper.configure_plain(domain, {"xparl": self.job_password(job_id).decode()})
         return keeper
@@ -269,10 +269,12 @@ def _job_domain(job_id: str) -> str:
 
 
 class _MemberKeys:
-    """ZAP credentials provider: admits the members' CURVE key only."""
+    """ZAP credentials provider: admits the members' CURVE key only (denials counted by the
+    gatekeeper)."""
 
-    def __init__(self, security: Security) -> None:
+    def __init__(self, security: Security, keeper: Any) -> None:
         self.security = security
+        self.keeper = keeper
 
     def callback(self, domain: str, key: bytes) -> bool:
-        return self.security.is_member_key(key)
+        return bool(self.keeper.judge(self.security.is_member_key(key)))

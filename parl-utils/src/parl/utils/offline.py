@@ -136,23 +136,32 @@ def check_dataset(dataset: Mapping[str, Any], where: str = "dataset") -> dict[st
             f"{where}: 'actions' has shape {actions.shape}, expected [{rows}, act_dim] "
             f"(continuous) or [{rows}] (discrete)"
         )
-    for key in ("terminals", "timeouts"):  # a NaN or a 2 would read as True
-        flags = arrays[key]
-        if flags.dtype != bool and not np.isin(flags, (0, 1)).all():
-            raise DatasetError(f"{where}: {key!r} must hold only 0 and 1 (or booleans)")
     discrete = actions.ndim == 1 and actions.dtype.kind in "iu"
     converted = {
         "observations": arrays["observations"].astype(np.float32, copy=False),
         "actions": actions.astype(np.int64 if discrete else np.float32, copy=False),
         "rewards": arrays["rewards"].astype(np.float32, copy=False),
         "next_observations": arrays["next_observations"].astype(np.float32, copy=False),
-        "terminals": arrays["terminals"].astype(bool, copy=False),
-        "timeouts": arrays["timeouts"].astype(bool, copy=False),
+        "terminals": _flags(arrays["terminals"], "terminals", where),
+        "timeouts": _flags(arrays["timeouts"], "timeouts", where),
     }
     for key in ("observations", "actions", "rewards", "next_observations"):
         if not np.isfinite(converted[key]).all():
             raise DatasetError(f"{where}: {key!r} holds NaN or infinite values")
     return converted
+
+
+def _flags(values: Any, key: str, where: str) -> np.ndarray:
+    """``values`` (terminals, timeouts) as booleans, refusing anything but 0 and 1: a NaN or
+    a 2 would read as True.
+
+    Raises:
+        DatasetError: naming ``where`` and ``key``.
+    """
+    array = np.asarray(values)
+    if array.dtype != bool and (array.dtype.kind not in "iuf" or not np.isin(array, (0, 1)).all()):
+        raise DatasetError(f"{where}: {key!r} must hold only 0 and 1 (or booleans)")
+    return array.astype(bool, copy=False)
 
 
 class DatasetRecorder:
@@ -324,7 +333,7 @@ def _qlearning_rows(raw: dict[str, np.ndarray], path: Path) -> dict[str, np.ndar
     """Derive ``next_observations`` from consecutive rows, as ``d4rl.qlearning_dataset``."""
     obs = raw["observations"]
     rows = len(obs)
-    timeouts = np.asarray(raw.get("timeouts", np.zeros(rows, dtype=bool)), dtype=bool)
+    timeouts = _flags(raw.get("timeouts", np.zeros(rows, dtype=bool)), "timeouts", str(path))
     if timeouts.shape != (rows,):
         raise DatasetError(f"{path}: 'timeouts' has shape {timeouts.shape}, expected ({rows},)")
     for key, value in raw.items():
@@ -437,8 +446,8 @@ def _record_minari_episode(
         arrays["actions"],
         arrays["rewards"],
         observations[1:],
-        arrays["terminations"],
-        arrays["truncations"],
+        _flags(arrays["terminations"], f"{episode}/terminations", str(main)),
+        _flags(arrays["truncations"], f"{episode}/truncations", str(main)),
     )
 
 
