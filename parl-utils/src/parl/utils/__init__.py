@@ -29,7 +29,7 @@ from parl.utils.machine_info import (
 from parl.utils.np_utils import np_cross_entropy, np_softmax
 from parl.utils.path_utils import format_uniform_path
 from parl.utils.progress import progress_bar
-from parl.utils.replay_memory import ReplayMemory, TransitionBatch
+from parl.utils.replay_memory import DeviceReplayMemory, ReplayMemory, TransitionBatch
 from parl.utils.rl_utils import (
     bootstrap_truncated,
     calc_discount_sum_rewards,
@@ -70,6 +70,7 @@ __all__ = [
     "CSVLogger",
     "Callback",
     "ConfigError",
+    "DeviceReplayMemory",
     "Episode",
     "EvalResult",
     "EvalTracker",
