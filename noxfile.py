@@ -380,6 +380,8 @@ EXAMPLE_RUNS = [
         "100",
     ],
     *([f"examples/{algo}/train.py", *OFF_POLICY_TINY] for algo in ("SAC", "OAC", "TD3", "DDPG")),
+    # Two environments stepped together, the replay memory in paddle tensors sampled there.
+    ["examples/SAC/train.py", *OFF_POLICY_TINY, "--num-envs", "2", "--replay-memory", "device"],
     # Offline: a dataset built by a briefly trained SAC (50 updates), then 40 updates of CQL
     # and of IQL on it.
     ["examples/CQL/train.py", "--build", "medium", *OFFLINE_TINY],

@@ -10,7 +10,8 @@ environment; ``next_obs`` is the final observation where an episode ended, and t
 stored with ``terminal = terminated``, so episodes cut by the time limit still bootstrap.
 
 ``--backend torch`` trains the same classes on torch with the same settings, ``--device cuda``
-on a GPU.
+on a GPU, where the replay memory lives on the GPU too (``parl.utils.DeviceReplayMemory``: each
+training round's batches are drawn and gathered there).
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ from parl.utils import (
     Callback,
     EvalTracker,
     LinearDecayScheduler,
-    ReplayMemory,
     RolloutCollector,
     RunResult,
+    make_replay_memory,
     make_vector_env,
     parse_args,
     progress_bar,
@@ -72,6 +73,10 @@ class Args:
     """Global gradient-norm clip; None: no clip."""
     buffer_size: int = 100_000
     """Replay memory capacity."""
+    replay_memory: Literal["auto", "host", "device"] = "auto"
+    """Where the replay memory lives: host (numpy), device (tensors on --device, sampled there:
+    no host-to-device copy per gradient step); auto: device unless --device is cpu (the numpy
+    memory made the committed results)."""
     batch_size: int = 64
     """Transitions per gradient step."""
     learning_starts: int = 1_000
@@ -131,7 +136,15 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
         seed=args.seed,
         device=args.device,
     )
-    rpm = ReplayMemory(args.buffer_size, obs_dim=obs_dim, act_dim=0, seed=args.seed)
+    rpm = make_replay_memory(
+        args.buffer_size,
+        obs_dim,
+        0,
+        where=args.replay_memory,
+        device=args.device,
+        backend=backend,
+        seed=args.seed,
+    )
     exploration = LinearDecayScheduler(
         1.0, max(1, int(args.exploration_fraction * args.total_steps))
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from parl.core.ops import ops_of_backend
-from parl.utils import DeviceReplayMemory, ReplayMemory, TransitionBatch
+from parl.utils import DeviceReplayMemory, ReplayMemory, TransitionBatch, make_replay_memory
 
 import numpy as np
 import pytest
@@ -226,3 +226,15 @@ def test_load_from_d4rl(backend: str) -> None:
     assert len(rpm) == 3
     np.testing.assert_array_equal(stored(rpm, "obs")[:3], data["observations"])
     np.testing.assert_array_equal(stored(rpm, "terminal")[:3], [0.0, 0.0, 1.0])
+
+
+def test_make_replay_memory_puts_it_where_asked(backend: str) -> None:
+    def made(where: str, device: str = "cpu") -> ReplayMemory:
+        return make_replay_memory(8, 2, 0, where=where, device=device, backend=backend, seed=0)
+
+    assert type(made("auto")) is ReplayMemory  # the CPU: numpy, the draws of committed runs
+    assert type(made("host")) is ReplayMemory
+    device = made("device")
+    assert isinstance(device, DeviceReplayMemory) and device.ops.BACKEND.name == backend
+    with pytest.raises(ValueError, match="where must be 'auto', 'host' or 'device', got 'gpu'"):
+        made("gpu")

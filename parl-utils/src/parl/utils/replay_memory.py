@@ -18,7 +18,7 @@ from parl.utils._validation import non_negative_int, positive_int
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
-__all__ = ["DeviceReplayMemory", "ReplayMemory", "TransitionBatch"]
+__all__ = ["DeviceReplayMemory", "ReplayMemory", "TransitionBatch", "make_replay_memory"]
 
 _FIELDS = ("obs", "action", "reward", "next_obs", "terminal")
 # PARL 2.x's npz keys, in the order it writes them.
@@ -536,6 +536,45 @@ class DeviceReplayMemory(ReplayMemory):
                 f"pass backend={own!r} or None"
             )
         return _split(self.sample_batch(batch_size * num_batches), num_batches)
+
+
+def make_replay_memory(
+    max_size: int,
+    obs_dim: int | Sequence[int],
+    act_dim: int,
+    *,
+    where: str = "auto",
+    device: Any = "cpu",
+    backend: str | None = None,
+    obs_dtype: DTypeLike = np.float32,
+    seed: int | None = None,
+) -> ReplayMemory:
+    """A :class:`ReplayMemory` on the host or a :class:`DeviceReplayMemory` on ``device``.
+
+    Args:
+        where: ``"host"`` (numpy), ``"device"`` (tensors on ``device``), or ``"auto"``: the
+            device unless it is the CPU, where the numpy memory keeps the draws of runs made
+            with it (the two memories draw different batches from the same seed).
+        device, backend: the learner's (``agent.device``, the algorithm's framework).
+        max_size, obs_dim, act_dim, obs_dtype, seed: as :class:`ReplayMemory`'s.
+
+    Raises:
+        ValueError: ``where`` is none of the three, or as the memory's constructor.
+    """
+    if where not in ("auto", "host", "device"):
+        raise ValueError(f"where must be 'auto', 'host' or 'device', got {where!r}")
+    on_device = where == "device" or (where == "auto" and str(device) != "cpu")
+    if on_device:
+        return DeviceReplayMemory(
+            max_size,
+            obs_dim,
+            act_dim,
+            backend=backend,
+            device=device,
+            obs_dtype=obs_dtype,
+            seed=seed,
+        )
+    return ReplayMemory(max_size, obs_dim, act_dim, obs_dtype=obs_dtype, seed=seed)
 
 
 def _ring_spans(start: int, count: int, size: int) -> list[tuple[int, int, int]]:
