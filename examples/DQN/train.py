@@ -61,6 +61,9 @@ class Args:
     """Environment transitions to collect (over all sub-environments)."""
     num_envs: int = 4
     """Sub-environments stepped together."""
+    env_engine: Literal["gymnasium", "envpool"] = "gymnasium"
+    """What steps the training environments: gymnasium's SyncVectorEnv, or EnvPool's C++ envs
+    on their own threads (pip install "parl-utils[envpool]"; evaluation stays on gymnasium)."""
     hidden_sizes: tuple[int, ...] = (256, 256)
     """Widths of the hidden layers of the Q-network."""
     lr: float = 1.5e-3
@@ -113,7 +116,7 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
     backend = args.backend or parl.get_backend()
     parl.set_seed(args.seed, backend=backend)
 
-    envs = make_vector_env(args.env_id, args.num_envs)
+    envs = make_vector_env(args.env_id, args.num_envs, engine=args.env_engine, seed=args.seed)
     obs_space, act_space = envs.single_observation_space, envs.single_action_space
     if not isinstance(act_space, gym.spaces.Discrete) or len(obs_space.shape) != 1:
         raise ValueError(

@@ -62,7 +62,10 @@ class Args:
     total_steps: int = 10_000
     """Environment steps; one gradient step per step after learning_starts."""
     num_envs: int = 1
-    """Environments stepped together (gymnasium's SyncVectorEnv, autoreset in the same step)."""
+    """Environments stepped together (autoreset in the same step)."""
+    env_engine: Literal["gymnasium", "envpool"] = "gymnasium"
+    """What steps the training environments: gymnasium's SyncVectorEnv, or EnvPool's C++ envs
+    on their own threads (pip install "parl-utils[envpool]"; evaluation stays on gymnasium)."""
     hidden_sizes: tuple[int, ...] = (256, 256)
     """Widths of the hidden layers of the actor and of each critic."""
     lr: float = 1e-3
@@ -106,6 +109,14 @@ def make_env(env_id: str) -> gym.Env:
     return gym.wrappers.RecordEpisodeStatistics(ActionMappingWrapper(gym.make(env_id)))
 
 
+def make_training_envs(args: Args) -> gym.vector.VectorEnv:
+    """``num_envs`` environments acting in ``[-1, 1]``, of gymnasium or of EnvPool."""
+    if args.env_engine == "gymnasium":
+        return make_vector_env(lambda: make_env(args.env_id), args.num_envs)
+    envs = make_vector_env(args.env_id, args.num_envs, engine="envpool", seed=args.seed)
+    return gym.wrappers.vector.RescaleAction(envs, -1.0, 1.0)
+
+
 def build_agent(args: Args, obs_dim: int, act_dim: int, backend: str) -> Any:
     """The model and the algorithm, looked up by name in the registry."""
     options: dict[str, Any] = {"gamma": args.gamma, "tau": args.tau}
@@ -147,7 +158,7 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
     backend = args.backend or parl.get_backend()
     parl.set_seed(args.seed, backend=backend)
 
-    envs = make_vector_env(lambda: make_env(args.env_id), args.num_envs)
+    envs = make_training_envs(args)
     obs_space, act_space = envs.single_observation_space, envs.single_action_space
     if not isinstance(act_space, gym.spaces.Box) or len(obs_space.shape) != 1:
         raise ValueError(

@@ -433,7 +433,7 @@ class DeviceReplayMemory(ReplayMemory):
             framework cannot use here.
 
     Examples:
-        >>> rpm = DeviceReplayMemory(10_000, obs_dim=4, act_dim=0, backend="torch", seed=0)
+        >>> rpm = DeviceReplayMemory(10_000, obs_dim=4, act_dim=0, backend="paddle", seed=0)
         >>> rpm.append_batch(np.zeros((2, 4)), [0, 1], [1.0, 0.0], np.ones((2, 4)), [False, True])
         >>> batch = rpm.sample_batch(32)  # tensors on the device; agent.learn(*batch)
     """
