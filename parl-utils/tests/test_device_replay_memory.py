@@ -238,3 +238,24 @@ def test_make_replay_memory_puts_it_where_asked(backend: str) -> None:
     assert isinstance(device, DeviceReplayMemory) and device.ops.BACKEND.name == backend
     with pytest.raises(ValueError, match="where must be 'auto', 'host' or 'device', got 'gpu'"):
         made("gpu")
+
+
+def test_host_memorys_tensor_batches_are_made_by_the_backends_ops(backend: str) -> None:
+    """ReplayMemory.sample_tensor_batches makes CPU tensors of ``backend`` with its ops, the
+    draws of as many sample_batch calls."""
+    one_by_one, at_once = (
+        fill(ReplayMemory(5, 2, 0, seed=0), 3),
+        fill(ReplayMemory(5, 2, 0, seed=0), 3),
+    )
+    ops = ops_of_backend(backend)
+    for expected, batch in zip(
+        [one_by_one.sample_batch(4) for _ in range(3)],
+        at_once.sample_tensor_batches(4, 3, backend),
+        strict=True,
+    ):
+        assert all(isinstance(field, ops.BACKEND.tensor_type) for field in batch)
+        for array, tensor in zip(expected, batch, strict=True):
+            np.testing.assert_array_equal(
+                ops.to_numpy(tensor),
+                array.astype(np.float32 if array.dtype == np.bool_ else array.dtype),
+            )
