@@ -118,6 +118,8 @@ TORCH_TESTS = [
     "parl-algos-es/tests",
     "parl-algos-impala/tests",
     "parl-algos-marl/tests",
+    # parl-utils' one torch-marked file (DeviceReplayMemory on torch); the rest need no torch.
+    "parl-utils/tests/test_device_replay_memory.py",
 ]
 
 
@@ -127,9 +129,16 @@ def torch(session: nox.Session) -> None:
     contract suites on torch, the paddle-vs-torch comparisons), with torch's CPU build next to
     paddle, then the ``>>>`` examples of the torch modules (``nox -s docs`` has no torch). Fails
     if any test is skipped, so that a missing torch cannot pass for success."""
-    # [multiagent]: mpe2 for the particle-env families' torch runs; [offline]: h5py for CQL's.
+    # [multiagent]: mpe2 for the particle-env families' torch runs; [offline]: h5py for CQL's;
+    # tensorboardX: parl-utils' test conftest reads event files with it.
     install_workspace(
-        session, "pytest>=8", "sybil>=9", HYPOTHESIS, "-e", "./parl-utils[multiagent,offline]"
+        session,
+        "pytest>=8",
+        "sybil>=9",
+        HYPOTHESIS,
+        "tensorboardX>=2.6",
+        "-e",
+        "./parl-utils[multiagent,offline]",
     )
     cpu = ["--find-links", str(LOCAL_WHEELS)] if LOCAL_WHEELS.is_dir() else []
     session.install(*(cpu or ["--torch-backend", "cpu"]), TORCH)
@@ -371,6 +380,8 @@ EXAMPLE_RUNS = [
         "100",
     ],
     *([f"examples/{algo}/train.py", *OFF_POLICY_TINY] for algo in ("SAC", "OAC", "TD3", "DDPG")),
+    # Two environments stepped together, the replay memory in paddle tensors sampled there.
+    ["examples/SAC/train.py", *OFF_POLICY_TINY, "--num-envs", "2", "--replay-memory", "device"],
     # Offline: a dataset built by a briefly trained SAC (50 updates), then 40 updates of CQL
     # and of IQL on it.
     ["examples/CQL/train.py", "--build", "medium", *OFFLINE_TINY],

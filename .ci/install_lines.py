@@ -80,6 +80,10 @@ PROMISES: dict[str, list[str | tuple[str, ...]]] = {
         "from parl.env.multiagent_env import MAenv; MAenv('simple_spread').close()"
     ],
     "parl-utils[offline]": ["import h5py, minari; from parl.utils.offline import load_d4rl_hdf5"],
+    "parl-utils[envpool]": [
+        "from parl.utils import make_vector_env; "
+        "make_vector_env('CartPole-v1', 2, engine='envpool', seed=0).close()"
+    ],
     "parl-utils[plot]": ["import matplotlib; from parl.utils.results import plot_curves"],
     "parl-utils[atari]": [
         "import gymnasium, parl.env.atari_wrappers; gymnasium.make('PongNoFrameskip-v4').close()"

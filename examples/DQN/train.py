@@ -10,7 +10,8 @@ environment; ``next_obs`` is the final observation where an episode ended, and t
 stored with ``terminal = terminated``, so episodes cut by the time limit still bootstrap.
 
 ``--backend torch`` trains the same classes on torch with the same settings, ``--device cuda``
-on a GPU.
+on a GPU, where the replay memory lives on the GPU too (``parl.utils.DeviceReplayMemory``: each
+training round's batches are drawn and gathered there).
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ from parl.utils import (
     Callback,
     EvalTracker,
     LinearDecayScheduler,
-    ReplayMemory,
     RolloutCollector,
     RunResult,
+    make_replay_memory,
     make_vector_env,
     parse_args,
     progress_bar,
@@ -60,6 +61,9 @@ class Args:
     """Environment transitions to collect (over all sub-environments)."""
     num_envs: int = 4
     """Sub-environments stepped together."""
+    env_engine: Literal["gymnasium", "envpool"] = "gymnasium"
+    """What steps the training environments: gymnasium's SyncVectorEnv, or EnvPool's C++ envs
+    on their own threads (pip install "parl-utils[envpool]"; evaluation stays on gymnasium)."""
     hidden_sizes: tuple[int, ...] = (256, 256)
     """Widths of the hidden layers of the Q-network."""
     lr: float = 1.5e-3
@@ -72,6 +76,10 @@ class Args:
     """Global gradient-norm clip; None: no clip."""
     buffer_size: int = 100_000
     """Replay memory capacity."""
+    replay_memory: Literal["auto", "host", "device"] = "auto"
+    """Where the replay memory lives: host (numpy), device (tensors on --device, sampled there:
+    no host-to-device copy per gradient step); auto: device unless --device is cpu (the numpy
+    memory made the committed results)."""
     batch_size: int = 64
     """Transitions per gradient step."""
     learning_starts: int = 1_000
@@ -108,7 +116,7 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
     backend = args.backend or parl.get_backend()
     parl.set_seed(args.seed, backend=backend)
 
-    envs = make_vector_env(args.env_id, args.num_envs)
+    envs = make_vector_env(args.env_id, args.num_envs, engine=args.env_engine, seed=args.seed)
     obs_space, act_space = envs.single_observation_space, envs.single_action_space
     if not isinstance(act_space, gym.spaces.Discrete) or len(obs_space.shape) != 1:
         raise ValueError(
@@ -131,7 +139,15 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
         seed=args.seed,
         device=args.device,
     )
-    rpm = ReplayMemory(args.buffer_size, obs_dim=obs_dim, act_dim=0, seed=args.seed)
+    rpm = make_replay_memory(
+        args.buffer_size,
+        obs_dim,
+        0,
+        where=args.replay_memory,
+        device=args.device,
+        backend=backend,
+        seed=args.seed,
+    )
     exploration = LinearDecayScheduler(
         1.0, max(1, int(args.exploration_fraction * args.total_steps))
     )

@@ -11,7 +11,10 @@ environment's bounds. Transitions are stored with ``terminal = terminated``, so 
 the time limit still bootstrap. Losses are read back from the device only when they are logged.
 
 ``--backend torch`` trains the same classes on torch with the same settings, ``--device cuda``
-on a GPU.
+on a GPU, where the replay memory lives on the GPU too (``DeviceReplayMemory``: no
+host-to-device copy per gradient step). ``--num-envs N`` steps N environments with one batched
+forward pass and takes N gradient steps per vector step (one per environment step, as with one
+environment).
 """
 
 from __future__ import annotations
@@ -26,9 +29,9 @@ from parl.env import ActionMappingWrapper
 from parl.utils import (
     Callback,
     EvalTracker,
-    ReplayMemory,
     RolloutCollector,
     RunResult,
+    make_replay_memory,
     make_vector_env,
     parse_args,
     progress_bar,
@@ -58,6 +61,11 @@ class Args:
     """Seeds the framework, numpy, the environment, the replay memory and exploration."""
     total_steps: int = 10_000
     """Environment steps; one gradient step per step after learning_starts."""
+    num_envs: int = 1
+    """Environments stepped together (autoreset in the same step)."""
+    env_engine: Literal["gymnasium", "envpool"] = "gymnasium"
+    """What steps the training environments: gymnasium's SyncVectorEnv, or EnvPool's C++ envs
+    on their own threads (pip install "parl-utils[envpool]"; evaluation stays on gymnasium)."""
     hidden_sizes: tuple[int, ...] = (256, 256)
     """Widths of the hidden layers of the actor and of each critic."""
     lr: float = 1e-3
@@ -74,6 +82,10 @@ class Args:
     """OAC's KL budget δ of the exploration shift (the paper's value)."""
     buffer_size: int = 1_000_000
     """Replay memory capacity."""
+    replay_memory: Literal["auto", "host", "device"] = "auto"
+    """Where the replay memory lives: host (numpy), device (tensors on --device, sampled there:
+    no host-to-device copy per gradient step); auto: device unless --device is cpu (the numpy
+    memory made the committed results)."""
     batch_size: int = 256
     """Transitions per gradient step."""
     learning_starts: int = 1_000
@@ -95,6 +107,14 @@ class Args:
 def make_env(env_id: str) -> gym.Env:
     """One environment acting in ``[-1, 1]``, recording raw episode returns."""
     return gym.wrappers.RecordEpisodeStatistics(ActionMappingWrapper(gym.make(env_id)))
+
+
+def make_training_envs(args: Args) -> gym.vector.VectorEnv:
+    """``num_envs`` environments acting in ``[-1, 1]``, of gymnasium or of EnvPool."""
+    if args.env_engine == "gymnasium":
+        return make_vector_env(lambda: make_env(args.env_id), args.num_envs)
+    envs = make_vector_env(args.env_id, args.num_envs, engine="envpool", seed=args.seed)
+    return gym.wrappers.vector.RescaleAction(envs, -1.0, 1.0)
 
 
 def build_agent(args: Args, obs_dim: int, act_dim: int, backend: str) -> Any:
@@ -138,7 +158,7 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
     backend = args.backend or parl.get_backend()
     parl.set_seed(args.seed, backend=backend)
 
-    envs = make_vector_env(lambda: make_env(args.env_id), 1)
+    envs = make_training_envs(args)
     obs_space, act_space = envs.single_observation_space, envs.single_action_space
     if not isinstance(act_space, gym.spaces.Box) or len(obs_space.shape) != 1:
         raise ValueError(
@@ -147,7 +167,15 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
         )
     obs_dim, act_dim = obs_space.shape[0], act_space.shape[0]
     agent = build_agent(args, obs_dim, act_dim, backend)
-    rpm = ReplayMemory(args.buffer_size, obs_dim=obs_dim, act_dim=act_dim, seed=args.seed)
+    rpm = make_replay_memory(
+        args.buffer_size,
+        obs_dim,
+        act_dim,
+        where=args.replay_memory,
+        device=args.device,
+        backend=backend,
+        seed=args.seed,
+    )
     random_actions = np.random.default_rng(args.seed)
     tracker = EvalTracker(
         agent,
@@ -169,14 +197,15 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
     )
     while collector.env_steps < args.total_steps:
         if collector.env_steps < args.learning_starts:
-            actions = random_actions.uniform(-1, 1, (1, act_dim)).astype(np.float32)
+            actions = random_actions.uniform(-1, 1, (args.num_envs, act_dim)).astype(np.float32)
         else:
             actions = agent.sample(collector.obs)
         step = collector.step(actions)
         rpm.append_batch(step.obs, step.actions, step.rewards, step.next_obs, step.terminations)
         if collector.env_steps >= args.learning_starts:
-            losses = agent.learn(*rpm.sample_batch(args.batch_size))
-        bar.update(1)
+            for _ in range(args.num_envs):
+                losses = agent.learn(*rpm.sample_batch(args.batch_size))
+        bar.update(args.num_envs)
         metrics = {}
         if collector.env_steps >= next_log:
             next_log += args.log_every

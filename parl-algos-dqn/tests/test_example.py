@@ -20,7 +20,8 @@ def test_train_script_runs_with_a_tiny_budget(tmp_path) -> None:
 @pytest.mark.torch
 def test_train_script_runs_on_torch(tmp_path) -> None:
     pytest.importorskip("torch")
-    check_tiny_run(tmp_path, "--backend", "torch", "--device", "cpu")
+    # The replay memory in torch tensors, sampled with torch's generator (the paddle run: numpy).
+    check_tiny_run(tmp_path, "--backend", "torch", "--device", "cpu", "--replay-memory", "device")
 
 
 @pytest.mark.torch

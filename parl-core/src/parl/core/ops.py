@@ -15,12 +15,13 @@ interface. Its parts:
 ========================  ==========================================================
 data                       ``to_tensor``, ``to_numpy``, ``as_batch_obs``/``_actions``/
                            ``_vector``/``_continuous_actions`` (checked batches),
-                           ``broadcast_to``, ``one_hot``
+                           ``broadcast_to``, ``one_hot``, ``zeros``, ``take_rows``
 math                       ``mean``, ``sum``, ``max``, ``min``, ``argmax``, ``take_along``,
                            ``minimum``, ``maximum``, ``clip``, ``concat``, ``stack``, ``where``,
                            ``softmax``, ``log_softmax``, ``softplus``
 random draws               ``randn_like``, ``uniform_like``, ``multinomial`` (the framework's
-                           generator, which ``parl.set_seed`` seeds)
+                           generator, which ``parl.set_seed`` seeds); ``randint`` from a
+                           ``generator`` of its own (a replay memory's draws on the device)
 losses                     ``mse_loss``, ``huber_loss``
 optimizer and gradients    ``adam``, ``step`` (zero, backward, clip, step), ``no_grad``
 target networks            ``make_target``, ``update_target``

@@ -29,7 +29,12 @@ from parl.utils.machine_info import (
 from parl.utils.np_utils import np_cross_entropy, np_softmax
 from parl.utils.path_utils import format_uniform_path
 from parl.utils.progress import progress_bar
-from parl.utils.replay_memory import ReplayMemory, TransitionBatch
+from parl.utils.replay_memory import (
+    DeviceReplayMemory,
+    ReplayMemory,
+    TransitionBatch,
+    make_replay_memory,
+)
 from parl.utils.rl_utils import (
     bootstrap_truncated,
     calc_discount_sum_rewards,
@@ -70,6 +75,7 @@ __all__ = [
     "CSVLogger",
     "Callback",
     "ConfigError",
+    "DeviceReplayMemory",
     "Episode",
     "EvalResult",
     "EvalTracker",
@@ -110,6 +116,7 @@ __all__ = [
     "load_config",
     "logger",
     "machine_info",
+    "make_replay_memory",
     "make_vector_env",
     "np_cross_entropy",
     "np_softmax",

@@ -1,4 +1,5 @@
-"""ReplayMemory: a fixed-size numpy ring buffer of transitions (PARL's API and file format)."""
+"""ReplayMemory: a fixed-size ring buffer of transitions (PARL's API and file format), in numpy
+on the host or, as :class:`DeviceReplayMemory`, in framework tensors on the learner's device."""
 
 from __future__ import annotations
 
@@ -9,13 +10,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
+from parl.core.backend import BACKENDS, get_backend
 from parl.core.files import atomic_write
+from parl.core.ops import Tensor, ops_of_backend
 from parl.utils._validation import non_negative_int, positive_int
 
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
-__all__ = ["ReplayMemory", "TransitionBatch"]
+__all__ = ["DeviceReplayMemory", "ReplayMemory", "TransitionBatch", "make_replay_memory"]
 
 _FIELDS = ("obs", "action", "reward", "next_obs", "terminal")
 # PARL 2.x's npz keys, in the order it writes them.
@@ -73,19 +76,55 @@ class ReplayMemory:
             seed = non_negative_int("seed", seed)
         self.act_dim = act_dim
         self.action_shape: tuple[int, ...] = (act_dim,) if act_dim else ()
-        self.obs = np.zeros((self.max_size, *dims), dtype=obs_dtype)
-        self.action = np.zeros(
-            (self.max_size, *self.action_shape), dtype=np.float32 if act_dim else np.int64
-        )
-        self.reward = np.zeros((self.max_size,), dtype=np.float32)
-        self.next_obs = np.zeros_like(self.obs)
-        self.terminal = np.zeros((self.max_size,), dtype=np.bool_)
-        self._rng = np.random.default_rng(seed)
+        # Each field's row shape and dtype, as stored in files and checked on input.
+        self._rows: dict[str, tuple[tuple[int, ...], np.dtype[Any]]] = {
+            "obs": (self.obs_shape, np.dtype(obs_dtype)),
+            "action": (self.action_shape, np.dtype(np.float32 if act_dim else np.int64)),
+            "reward": ((), np.dtype(np.float32)),
+            "next_obs": (self.obs_shape, np.dtype(obs_dtype)),
+            "terminal": ((), np.dtype(np.bool_)),
+        }
+        self._allocate(seed)
         self._curr_size = 0
         self._curr_pos = 0
 
+    # -- storage: numpy arrays here; DeviceReplayMemory keeps tensors ---------------------------
+
+    def _allocate(self, seed: int | None) -> None:
+        """Make the empty fields and the sampling generator."""
+        for field, (shape, dtype) in self._rows.items():
+            setattr(self, field, np.zeros((self.max_size, *shape), dtype=dtype))
+        self._rng = np.random.default_rng(seed)
+
+    def _store(self, start: int, rows: Mapping[str, np.ndarray]) -> None:
+        """Write checked ``rows`` (at most ``max_size`` per field) from ring position ``start``."""
+        for field, array in rows.items():
+            stored = getattr(self, field)
+            for begin, end, offset in _ring_spans(start, len(array), self.max_size):
+                stored[begin:end] = array[offset : offset + end - begin]
+
+    def _store_one(self, position: int, row: Mapping[str, np.ndarray]) -> None:
+        """Write one checked transition at ring ``position``."""
+        for field, array in row.items():
+            getattr(self, field)[position] = array
+
+    def _draw(self, count: int) -> Any:
+        """``count`` indices drawn uniformly from ``[0, size())``."""
+        return self._rng.integers(0, self._curr_size, size=count)
+
+    def _gather(self, index: Any) -> TransitionBatch:
+        """The transitions at ``index`` (already checked)."""
+        return TransitionBatch(*(getattr(self, field)[index] for field in _FIELDS))
+
+    def _host_rows(self, field: str, size: int) -> np.ndarray:
+        """The first ``size`` stored rows of ``field`` as a numpy array of the file's dtype."""
+        rows: np.ndarray = getattr(self, field)[:size]
+        return rows
+
+    # -- input checks --------------------------------------------------------------------------
+
     def _field_shape(self, field: str) -> tuple[int, ...]:
-        return getattr(self, field).shape[1:]
+        return self._rows[field][0]
 
     def _check_batch(self, field: str, value: ArrayLike, batch: int | None) -> np.ndarray:
         array = np.asarray(value)
@@ -125,8 +164,7 @@ class ReplayMemory:
         """
         values = dict(zip(_FIELDS, (obs, act, reward, next_obs, terminal), strict=True))
         checked = {field: self._check_batch(field, values[field], None) for field in _FIELDS}
-        for field, array in checked.items():
-            getattr(self, field)[self._curr_pos] = array
+        self._store_one(self._curr_pos, checked)
         self._curr_pos = (self._curr_pos + 1) % self.max_size
         self._curr_size = min(self._curr_size + 1, self.max_size)
 
@@ -160,9 +198,7 @@ class ReplayMemory:
             checked = {field: array[skipped:] for field, array in checked.items()}
             self._curr_pos = (self._curr_pos + skipped) % self.max_size
             batch = self.max_size
-        index = (self._curr_pos + np.arange(batch)) % self.max_size
-        for field, array in checked.items():
-            getattr(self, field)[index] = array
+        self._store(self._curr_pos, checked)
         self._curr_pos = (self._curr_pos + batch) % self.max_size
         self._curr_size = min(self._curr_size + batch, self.max_size)
 
@@ -175,7 +211,7 @@ class ReplayMemory:
         batch_size = positive_int("batch_size", batch_size)
         if self._curr_size == 0:
             raise ValueError("cannot sample from an empty ReplayMemory; append transitions first")
-        return self._rng.integers(0, self._curr_size, size=batch_size)
+        return self._draw(batch_size)
 
     def sample_batch_by_index(self, batch_idx: ArrayLike) -> TransitionBatch:
         """Return copies of the transitions at ``batch_idx``.
@@ -186,6 +222,9 @@ class ReplayMemory:
         Raises:
             IndexError: if an index is outside ``[0, size())``.
         """
+        return self._gather(self._check_index(batch_idx))
+
+    def _check_index(self, batch_idx: ArrayLike) -> np.ndarray:
         index = np.asarray(batch_idx)
         if not np.issubdtype(index.dtype, np.integer):
             raise IndexError(f"batch_idx must hold integers, got dtype {index.dtype}")
@@ -194,7 +233,7 @@ class ReplayMemory:
                 f"batch_idx must lie in [0, {self._curr_size}) (the stored transitions), "
                 f"got values from {index.min()} to {index.max()}"
             )
-        return TransitionBatch(*(getattr(self, field)[index] for field in _FIELDS))
+        return index
 
     def sample_batch(self, batch_size: int) -> TransitionBatch:
         """Sample ``batch_size`` transitions uniformly with replacement.
@@ -205,7 +244,7 @@ class ReplayMemory:
         Raises:
             ValueError: if the memory is empty or ``batch_size`` is not a positive integer.
         """
-        return self.sample_batch_by_index(self.make_index(batch_size))
+        return self._gather(self.make_index(batch_size))
 
     def sample_tensor_batches(
         self, batch_size: int, num_batches: int, backend: str = "paddle"
@@ -214,33 +253,26 @@ class ReplayMemory:
 
         The same draws as ``num_batches`` calls of :meth:`sample_batch` (uniform, with
         replacement, from what is stored now), but with one index draw, one numpy gather and
-        one host-to-tensor copy per field for all of them, instead of five conversions per
+        one host-to-tensor conversion per field for all of them, instead of five conversions per
         gradient step. ``terminal`` comes as float32 (what a TD target multiplies with);
-        the other fields keep their stored dtypes. The framework (``"paddle"`` or
-        ``"torch"``: CPU tensors, which a torch algorithm moves to its device) is imported only
-        here, so the rest of the memory works without it.
+        the other fields keep their stored dtypes. The tensors are made by the ops of
+        ``backend`` (``"paddle"`` or ``"torch"``: CPU tensors, which a torch algorithm moves to
+        its device), so the rest of the memory works without a framework.
 
         Returns:
             ``num_batches`` :class:`TransitionBatch` es of tensors with ``batch_size`` rows.
 
         Raises:
-            ValueError: if the memory is empty or a size is not a positive integer.
+            ValueError: if the memory is empty, a size is not a positive integer or
+                ``backend`` is not a framework.
         """
         num_batches = positive_int("num_batches", num_batches)
-        if backend not in ("paddle", "torch"):
+        if backend not in BACKENDS:
             raise ValueError(f"backend must be 'paddle' or 'torch', got {backend!r}")
-        batch = self.sample_batch_by_index(self.make_index(batch_size * num_batches))
+        batch = self._gather(self.make_index(batch_size * num_batches))
         arrays = batch._replace(terminal=batch.terminal.astype(np.float32))
-        # parl-utils depends on neither framework; only this method needs one.
-        if backend == "torch":
-            import torch
-
-            splits: list[Any] = [torch.from_numpy(a).chunk(num_batches) for a in arrays]
-        else:
-            import paddle
-
-            splits = [paddle.to_tensor(array).split(num_batches) for array in arrays]
-        return [TransitionBatch(*fields) for fields in zip(*splits, strict=True)]
+        to_tensor = ops_of_backend(backend).to_tensor
+        return _split(TransitionBatch(*(to_tensor(a, str(a.dtype)) for a in arrays)), num_batches)
 
     def load_from_d4rl(self, dataset: Mapping[str, Any]) -> None:
         """Replace the memory's content with an offline dataset (PARL 2.x's CQL example).
@@ -270,8 +302,7 @@ class ReplayMemory:
             field: self._check_batch(field, data[key], rows)
             for field, key in zip(_FIELDS, columns, strict=True)
         }
-        for field, array in checked.items():
-            getattr(self, field)[:rows] = array
+        self._store(0, checked)
         self._curr_size = rows
         self._curr_pos = rows % self.max_size
 
@@ -298,7 +329,7 @@ class ReplayMemory:
         if path.suffix != ".npz":
             path = path.with_name(path.name + ".npz")
         size = self._curr_size
-        arrays = {key: getattr(self, key)[:size] for key in _FILE_KEYS[:-1]}
+        arrays: dict[str, Any] = {key: self._host_rows(key, size) for key in _FILE_KEYS[:-1]}
         other = np.array([size, self._curr_pos], dtype=np.int32)
         with atomic_write(path) as handle:
             np.savez(handle, **arrays, other=other)
@@ -331,8 +362,7 @@ class ReplayMemory:
                 "plain or deflated entries"
             ) from exc
         order = (pos - size + np.arange(size)) % max(size, 1)
-        for field in _FIELDS:
-            getattr(self, field)[:size] = loaded[field][order]
+        self._store(0, {field: loaded[field][order] for field in _FIELDS})
         self._curr_size = size
         self._curr_pos = size % self.max_size
 
@@ -341,14 +371,14 @@ class ReplayMemory:
         length = headers["obs"].shape[0] if headers["obs"].shape else 0
         for field in _FIELDS:
             shape, dtype = headers[field].shape, headers[field].dtype
-            expected = (length, *getattr(self, field).shape[1:])
+            expected = (length, *self._field_shape(field))
             if shape != expected:
                 raise ValueError(
                     f"field {field!r} in {path} has shape {shape}, but this memory expects "
                     f"{expected}; create the ReplayMemory with the obs_dim/act_dim the file was "
                     "saved with"
                 )
-            target = getattr(self, field).dtype
+            target = self._rows[field][1]
             if not np.can_cast(dtype, target, "same_kind"):
                 raise ValueError(
                     f"field {field!r} in {path} has dtype {dtype}, which cannot be stored as "
@@ -376,6 +406,195 @@ class ReplayMemory:
                 f"max_size={self.max_size}; create a ReplayMemory with max_size >= {size}"
             )
         return size, pos
+
+
+class DeviceReplayMemory(ReplayMemory):
+    """A :class:`ReplayMemory` whose fields are tensors on the learner's device, sampled there.
+
+    Appends copy the new transitions to the device once (a vector env's step in one copy per
+    field); sampling draws the indices on the device from the memory's own seeded generator
+    and gathers the rows there, so a gradient step reads its batch without a host-to-device
+    copy or a host round trip. The same seed gives the same batches (but not the host
+    memory's: the draws come from the framework's generator, not numpy's). Batches are
+    :class:`TransitionBatch` es of tensors with ``terminal`` as float32, which every
+    algorithm's ``learn`` takes as they are. Checks, errors and the file format
+    (:meth:`save`, :meth:`load`) are the host memory's.
+
+    Args:
+        max_size, obs_dim, act_dim, obs_dtype, seed: as :class:`ReplayMemory`'s.
+        backend: the learner's framework, ``"paddle"`` or ``"torch"``; None:
+            ``parl.get_backend()``.
+        device: where the learner computes: torch ``"cpu"``, ``"cuda"``, ``"cuda:<index>"``
+            (``agent.device``); paddle None or ``"cpu"``, its tensors going to the place set by
+            ``paddle.set_device``.
+
+    Raises:
+        ValueError: a bad size or dimension (as :class:`ReplayMemory`), or a device the
+            framework cannot use here.
+
+    Examples:
+        >>> rpm = DeviceReplayMemory(10_000, obs_dim=4, act_dim=0, backend="paddle", seed=0)
+        >>> rpm.append_batch(np.zeros((2, 4)), [0, 1], [1.0, 0.0], np.ones((2, 4)), [False, True])
+        >>> batch = rpm.sample_batch(32)  # tensors on the device; agent.learn(*batch)
+    """
+
+    def __init__(
+        self,
+        max_size: int,
+        obs_dim: int | Sequence[int],
+        act_dim: int,
+        *,
+        backend: str | None = None,
+        device: Any = None,
+        obs_dtype: DTypeLike = np.float32,
+        seed: int | None = None,
+    ) -> None:
+        self.ops = ops_of_backend(backend or get_backend())
+        self.device = self.ops.resolve_device("cpu" if device is None else device)
+        super().__init__(max_size, obs_dim, act_dim, obs_dtype=obs_dtype, seed=seed)
+
+    def _stored_dtype(self, field: str) -> str:
+        # terminal is kept as float32, the dtype a TD target multiplies with.
+        return "float32" if field == "terminal" else str(self._rows[field][1])
+
+    def _allocate(self, seed: int | None) -> None:
+        for field, (shape, _) in self._rows.items():
+            dtype = self._stored_dtype(field)
+            setattr(self, field, self.ops.zeros((self.max_size, *shape), dtype, self.device))
+        self._generator = self.ops.generator(seed, self.device)
+
+    def _store(self, start: int, rows: Mapping[str, np.ndarray]) -> None:
+        for field, array in rows.items():
+            stored = getattr(self, field)
+            tensor = self.ops.to_tensor(array, self._stored_dtype(field), self.device)
+            for begin, end, offset in _ring_spans(start, len(array), self.max_size):
+                stored[begin:end] = tensor[offset : offset + end - begin]
+
+    def _store_one(self, position: int, row: Mapping[str, np.ndarray]) -> None:
+        self._store(position, {field: array[None] for field, array in row.items()})
+
+    def _draw(self, count: int) -> Tensor:
+        return self.ops.randint(self._curr_size, count, self._generator)
+
+    def _gather(self, index: Any) -> TransitionBatch:
+        rows = (self.ops.take_rows(getattr(self, field), index) for field in _FIELDS)
+        return TransitionBatch(*rows)
+
+    def _host_rows(self, field: str, size: int) -> np.ndarray:
+        rows = np.asarray(self.ops.to_numpy(getattr(self, field)[:size]))
+        return rows.astype(self._rows[field][1], copy=False)
+
+    def make_index(self, batch_size: int) -> Tensor:
+        """Draw ``batch_size`` indices uniformly (with replacement), as an int64 tensor on the
+        device.
+
+        Raises:
+            ValueError: if the memory is empty or ``batch_size`` is not a positive integer.
+        """
+        return super().make_index(batch_size)
+
+    def sample_batch_by_index(self, batch_idx: Any) -> TransitionBatch:
+        """The transitions at ``batch_idx``, as tensors on the device.
+
+        ``batch_idx`` is checked on the host as :class:`ReplayMemory` does; a tensor (e.g. from
+        :meth:`make_index`) is read back for that, one host round trip, which
+        :meth:`sample_batch` does without.
+
+        Raises:
+            IndexError: if an index is outside ``[0, size())`` or not an integer, or the
+                indices are not one-dimensional.
+        """
+        if isinstance(batch_idx, self.ops.BACKEND.tensor_type):
+            batch_idx = self.ops.to_numpy(batch_idx)
+        index = self._check_index(batch_idx)
+        if index.ndim != 1:
+            raise IndexError(
+                f"batch_idx must be one-dimensional [K], got shape {index.shape}; flatten it"
+            )
+        return self._gather(self.ops.to_tensor(index, "int64", self.device))
+
+    def sample_tensor_batches(
+        self, batch_size: int, num_batches: int, backend: str | None = None
+    ) -> list[TransitionBatch]:
+        """Sample ``num_batches`` batches with one draw and one gather per field, on the device.
+
+        The same draws as ``num_batches`` calls of :meth:`sample_batch`.
+
+        Args:
+            backend: None or this memory's framework (the argument of
+                :meth:`ReplayMemory.sample_tensor_batches`).
+
+        Raises:
+            ValueError: if the memory is empty, a size is not a positive integer, or
+                ``backend`` names another framework.
+        """
+        num_batches = positive_int("num_batches", num_batches)
+        own = self.ops.BACKEND.name
+        if backend is not None and backend != own:
+            raise ValueError(
+                f"backend={backend!r}, but this DeviceReplayMemory keeps {own} tensors; "
+                f"pass backend={own!r} or None"
+            )
+        return _split(self.sample_batch(batch_size * num_batches), num_batches)
+
+
+def make_replay_memory(
+    max_size: int,
+    obs_dim: int | Sequence[int],
+    act_dim: int,
+    *,
+    where: str = "auto",
+    device: Any = "cpu",
+    backend: str | None = None,
+    obs_dtype: DTypeLike = np.float32,
+    seed: int | None = None,
+) -> ReplayMemory:
+    """A :class:`ReplayMemory` on the host or a :class:`DeviceReplayMemory` on ``device``.
+
+    Args:
+        where: ``"host"`` (numpy), ``"device"`` (tensors on ``device``), or ``"auto"``: the
+            device unless it is the CPU, where the numpy memory keeps the draws of runs made
+            with it (the two memories draw different batches from the same seed).
+        device, backend: the learner's (``agent.device``, the algorithm's framework).
+        max_size, obs_dim, act_dim, obs_dtype, seed: as :class:`ReplayMemory`'s.
+
+    Raises:
+        ValueError: ``where`` is none of the three, or as the memory's constructor.
+    """
+    if where not in ("auto", "host", "device"):
+        raise ValueError(f"where must be 'auto', 'host' or 'device', got {where!r}")
+    on_device = where == "device" or (where == "auto" and str(device) != "cpu")
+    if on_device:
+        return DeviceReplayMemory(
+            max_size,
+            obs_dim,
+            act_dim,
+            backend=backend,
+            device=device,
+            obs_dtype=obs_dtype,
+            seed=seed,
+        )
+    return ReplayMemory(max_size, obs_dim, act_dim, obs_dtype=obs_dtype, seed=seed)
+
+
+def _ring_spans(start: int, count: int, size: int) -> list[tuple[int, int, int]]:
+    """The ``(begin, end, offset)`` slices of a ring of ``size`` that ``count <= size`` rows
+    written from position ``start`` cover: rows ``offset:offset + end - begin`` go to
+    ``begin:end`` (two spans when the write wraps)."""
+    first = min(count, size - start)
+    spans = [(start, start + first, 0)] if first else []
+    if count > first:
+        spans.append((0, count - first, first))
+    return spans
+
+
+def _split(batch: TransitionBatch, num_batches: int) -> list[TransitionBatch]:
+    """``batch`` cut into ``num_batches`` equal batches of consecutive rows (views)."""
+    size = batch.obs.shape[0] // num_batches
+    return [
+        TransitionBatch(*(field[i * size : (i + 1) * size] for field in batch))
+        for i in range(num_batches)
+    ]
 
 
 class _Header(NamedTuple):

@@ -52,15 +52,31 @@ Policy = Callable[[np.ndarray], Any]
 
 
 def make_vector_env(
-    make_env: str | Callable[[], gym.Env], num_envs: int, *, asynchronous: bool = False
+    make_env: str | Callable[[], gym.Env],
+    num_envs: int,
+    *,
+    asynchronous: bool = False,
+    engine: str = "gymnasium",
+    seed: int | None = None,
 ) -> gym.vector.VectorEnv:
-    """A gymnasium vector env of ``num_envs`` copies with the collector's autoreset convention.
+    """A vector env of ``num_envs`` copies with the collector's autoreset convention.
 
     Args:
-        make_env: a gymnasium id, or a function returning one (wrapped) env.
+        make_env: a gymnasium id, or (gymnasium only) a function returning one (wrapped) env.
         num_envs: the number of sub-envs.
-        asynchronous: step the sub-envs in subprocesses (``AsyncVectorEnv``), worth it when one
-            env step costs more than the inter-process round trip (MuJoCo, Atari).
+        asynchronous: gymnasium only: step the sub-envs in subprocesses (``AsyncVectorEnv``),
+            worth it when one env step costs more than the inter-process round trip (MuJoCo,
+            Atari).
+        engine: ``"gymnasium"`` (``SyncVectorEnv``/``AsyncVectorEnv``) or ``"envpool"``
+            (EnvPool's C++ envs stepped on its own threads, ``pip install
+            "parl-utils[envpool]"``; by id, its own implementations of the tasks; see
+            :func:`parl.env.vector_engines.make_envpool`).
+        seed: seed the sub-envs now (EnvPool can only be seeded when built); None: leave it to
+            the first ``reset`` (``RolloutCollector(envs, seed=...)``).
+
+    Raises:
+        ValueError: an unknown ``engine``, or an option the engine does not have.
+        ImportError: ``engine="envpool"`` without EnvPool installed.
 
     Examples:
         >>> envs = make_vector_env("CartPole-v1", 8)
@@ -68,13 +84,27 @@ def make_vector_env(
         ...     gym.make("Pendulum-v1")), 4)
     """
     num_envs = positive_int("num_envs", num_envs)
+    if engine == "envpool":
+        if asynchronous or not isinstance(make_env, str):
+            raise ValueError(
+                "engine='envpool' builds its envs by id and steps them on its own threads: "
+                "pass a task id (e.g. 'HalfCheetah-v5') and no asynchronous=True"
+            )
+        from parl.env.vector_engines import make_envpool
+
+        return make_envpool(make_env, num_envs, seed)
+    if engine != "gymnasium":
+        raise ValueError(f"engine must be 'gymnasium' or 'envpool', got {engine!r}")
     factory = (lambda: gym.make(make_env)) if isinstance(make_env, str) else make_env
     if not callable(factory):
         raise TypeError(
             f"make_env must be a gymnasium id or a function returning an env, got {make_env!r}"
         )
     vector_class = gym.vector.AsyncVectorEnv if asynchronous else gym.vector.SyncVectorEnv
-    return vector_class([factory] * num_envs, autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)
+    envs = vector_class([factory] * num_envs, autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)
+    if seed is not None:
+        envs.reset(seed=seed)
+    return envs
 
 
 def check_same_step_autoreset(envs: Any, user: str) -> None:

@@ -7,6 +7,7 @@ interface is described in :mod:`parl.core.ops`.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -508,3 +509,49 @@ def grad(output: paddle.Tensor, wrt: paddle.Tensor) -> paddle.Tensor:
     """The gradient of the scalar ``output`` with respect to ``wrt``."""
     (gradient,) = paddle.grad(output, wrt)
     return gradient
+
+
+# -- ops added for data on the device (replay memory) -----------------------------------------
+
+__all__ += ["generator", "randint", "zeros"]
+
+
+def zeros(shape: Sequence[int], dtype: str, device: Any = None) -> paddle.Tensor:
+    """A tensor of zeros of ``shape`` and ``dtype`` (``"float32"``, ``"uint8"``, ...) made on
+    paddle's current place (no host buffer first)."""
+    return paddle.zeros(list(shape), dtype=getattr(paddle, dtype))
+
+
+class _Generator:
+    """The state of a generator of its own: paddle draws only from its default generator, so
+    :func:`randint` swaps this state in for a draw and the default one back after it."""
+
+    def __init__(self, seed: int | None) -> None:
+        default = paddle.get_rng_state()
+        try:
+            if seed is None:
+                paddle.seed(int.from_bytes(os.urandom(4), "little"))
+            else:
+                paddle.seed(seed)
+            self.state = paddle.get_rng_state()
+        finally:
+            paddle.set_rng_state(default)
+
+
+def generator(seed: int | None, device: Any = None) -> _Generator:
+    """A random generator of its own on paddle's current place, seeded with ``seed`` (None:
+    from the OS), for :func:`randint`; the framework's default generator is left alone."""
+    return _Generator(seed)
+
+
+def randint(high: int, size: int, generator: _Generator) -> paddle.Tensor:
+    """int64 ``[size]`` drawn uniformly from ``[0, high)`` with ``generator`` (from
+    :func:`generator`), on paddle's current place: no value goes through the host."""
+    default = paddle.get_rng_state()
+    paddle.set_rng_state(generator.state)
+    try:
+        drawn = paddle.randint(0, high, [size], dtype="int64")
+        generator.state = paddle.get_rng_state()
+    finally:
+        paddle.set_rng_state(default)
+    return drawn

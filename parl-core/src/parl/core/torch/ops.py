@@ -558,3 +558,31 @@ def grad(output: torch.Tensor, wrt: torch.Tensor) -> torch.Tensor:
     """The gradient of the scalar ``output`` with respect to ``wrt``."""
     (gradient,) = torch.autograd.grad(output, wrt)
     return gradient
+
+
+# -- ops added for data on the device (replay memory) -----------------------------------------
+
+__all__ += ["generator", "randint", "zeros"]
+
+
+def zeros(shape: Sequence[int], dtype: str, device: Any = None) -> torch.Tensor:
+    """A tensor of zeros of ``shape`` and ``dtype`` (``"float32"``, ``"uint8"``, ...) made on
+    ``device`` (no host buffer first)."""
+    return torch.zeros(tuple(shape), dtype=getattr(torch, dtype), device=device)
+
+
+def generator(seed: int | None, device: Any = None) -> torch.Generator:
+    """A random generator of its own on ``device``, seeded with ``seed`` (None: from the OS),
+    for :func:`randint`; the framework's default generator is left alone."""
+    made = torch.Generator(device=torch.device("cpu" if device is None else device))
+    if seed is None:
+        made.seed()
+    else:
+        made.manual_seed(seed)
+    return made
+
+
+def randint(high: int, size: int, generator: torch.Generator) -> torch.Tensor:
+    """int64 ``[size]`` drawn uniformly from ``[0, high)`` with ``generator`` (from
+    :func:`generator`), on its device: no value goes through the host."""
+    return torch.randint(high, (size,), generator=generator, device=generator.device)
