@@ -44,6 +44,7 @@ EXAMPLES = {
     "MADDPG": "MADDPG",
     "QMIX": "QMIX",
     "MAPPO": "MAPPO",
+    "COMA": "COMA",
     "ES": "ES",
     "CMAES": "ES",
     "GA": "ES",
