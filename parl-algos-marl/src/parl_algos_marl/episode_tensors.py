@@ -47,6 +47,7 @@ class EpisodeTensors:
         batch: tuple[Any, ...],
         where: str,
         n_actions: int | None = None,
+        agents_from: str = "n_agents",
     ) -> EpisodeTensors:
         """Convert ``(state, actions, reward, terminated, obs, available_actions, filled)``
         (``filled`` 1 on padding, PARL's convention) and check every shape and mask.
@@ -56,6 +57,7 @@ class EpisodeTensors:
             where: the method named in errors (``"QMIX.learn"``).
             n_actions: the actions per agent the learner was built for; when given, the
                 available-actions width and every action index are checked against it.
+            agents_from: where ``n_agents`` comes from, for errors (``"qmixer_model.n_agents"``).
 
         Raises:
             ValueError: a shape, mask or action that does not fit, naming the argument.
@@ -72,7 +74,7 @@ class EpisodeTensors:
         if list(obs_t.shape[:3]) != [size, steps, n_agents]:
             raise ValueError(
                 f"{where}: obs_batch must be [{size}, {steps}, {n_agents}, obs_dim] for "
-                f"{n_agents} agents, got {list(obs_t.shape)}"
+                f"{n_agents} agents ({agents_from}), got {list(obs_t.shape)}"
             )
         actions_t = ops.to_tensor(actions, "int64", device)
         available_t = ops.to_tensor(available, "float32", device)
