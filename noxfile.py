@@ -392,6 +392,16 @@ EXAMPLE_RUNS = [
     ["examples/MADDPG/train.py", *MARL_TINY, *MADDPG_TINY],
     ["examples/MADDPG/train.py", *MARL_TINY, *MADDPG_TINY, "--continuous-actions"],
     ["examples/QMIX/train.py", *MARL_TINY, "--batch-episodes", "4"],
+    # COMA also on simple_speaker_listener: agents of different sizes share the policy.
+    ["examples/COMA/train.py", *MARL_TINY, "--batch-episodes", "2"],
+    [
+        "examples/COMA/train.py",
+        *MARL_TINY,
+        "--batch-episodes",
+        "2",
+        "--env-id",
+        "simple_speaker_listener",
+    ],
     MAPPO_TINY,
     # Two remote rollout actors on a real embedded xparl cluster.
     [*MAPPO_TINY, "--num-actors", "2"],

@@ -104,7 +104,7 @@ PROMISES: dict[str, list[str | tuple[str, ...]]] = {
     "parl-algos-impala": [family("IMPALA")],
     "parl-algos-impala[torch]": ["import parl; parl.algorithms.get('IMPALA', backend='torch')"],
     "parl-algos-es": [family("ES", "CMAES", "GA")],
-    "parl-algos-marl": [family("MADDPG", "QMIX", "MAPPO")],
+    "parl-algos-marl": [family("MADDPG", "QMIX", "MAPPO", "COMA")],
     "parl-algos-marl[torch]": [
         "import parl; parl.algorithms.get('MADDPG', backend='torch')",
         "import parl; parl.algorithms.get('MAPPO', backend='torch')",

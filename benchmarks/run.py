@@ -45,6 +45,7 @@ EXAMPLES = {
     "QMIX": "QMIX",
     "MAPPO": "MAPPO",
     "IPPO": "MAPPO",
+    "COMA": "COMA",
     "ES": "ES",
     "CMAES": "ES",
     "GA": "ES",

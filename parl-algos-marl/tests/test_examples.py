@@ -15,6 +15,7 @@ OPTIONS = {
     "MADDPG": ["--batch-size", "32", "--min-memory-size", "64", "--learn-every", "10"],
     "MAPPO": ["--num-envs", "2", "--num-steps", "25", "--update-epochs", "1"],
     "QMIX": ["--batch-episodes", "4"],
+    "COMA": ["--batch-episodes", "2"],
 }
 
 

@@ -1,5 +1,6 @@
-"""Numpy-facing agents: :class:`MADDPGAgent` (one per agent), :class:`QMIXAgent` and
-:class:`MAPPOAgent` (a team each), and :class:`AgentTeam` (agents of one team as one).
+"""Numpy-facing agents: :class:`MADDPGAgent` (one per agent), :class:`QMIXAgent`,
+:class:`COMAAgent` and :class:`MAPPOAgent` (a team each), and :class:`AgentTeam` (agents of one
+team as one).
 
 Each runs on its algorithm's framework (paddle or torch) and is where data crosses between
 numpy and tensors; ``device=`` moves the algorithm (torch)."""
@@ -15,18 +16,20 @@ from parl.core.checkpoint import check_backend
 from parl.core.errors import CheckpointError
 from parl.core.neutral import Agent
 from parl.core.tensor_files import read_tensor_file, write_tensor_file
+from parl.core.validation import positive_int
 from parl.utils import ReplayMemory
 
 import numpy as np
 from gymnasium.wrappers.utils import RunningMeanStd
 from numpy.typing import ArrayLike
 
+from parl_algos_marl.coma import COMA, COMAStats
 from parl_algos_marl.maddpg import MADDPG
 from parl_algos_marl.mappo import MAPPO
 from parl_algos_marl.qmix import QMIX
 from parl_algos_pg import PPOStats
 
-__all__ = ["AgentTeam", "MADDPGAgent", "MAPPOAgent", "QMIXAgent"]
+__all__ = ["AgentTeam", "COMAAgent", "MADDPGAgent", "MAPPOAgent", "QMIXAgent"]
 
 TEAM_WEIGHTS_FORMAT = "parl.team-weights"
 
@@ -251,19 +254,7 @@ class QMIXAgent(Agent):
 
     def _standardised(self, batch: Sequence[ArrayLike]) -> tuple[list[Any], np.ndarray]:
         """The batch with standardised rewards, and the moments including its real steps."""
-        reward = np.asarray(batch[2], np.float32)
-        filled = np.asarray(batch[6], np.float32)
-        if reward.size != filled.size:  # QMIX.learn names the mismatch
-            return list(batch), self.reward_moments
-        stats = RunningMeanStd(shape=())
-        stats.mean, stats.var, stats.count = self.reward_moments
-        real = reward.reshape(filled.shape)[filled == 0].astype(np.float64)
-        if real.size:  # else QMIX.learn rejects the batch: nothing to learn from
-            stats.update(real)
-        standardised = (reward - stats.mean) / np.sqrt(stats.var + 1e-8)
-        return [*batch[:2], standardised, *batch[3:]], np.array(
-            [stats.mean, stats.var, stats.count], np.float64
-        )
+        return standardised_rewards(batch, self.reward_moments)
 
     def _local_q(self, obs: ArrayLike) -> np.ndarray:
         array = np.asarray(obs, np.float32)
@@ -278,6 +269,173 @@ class QMIXAgent(Agent):
             self._hidden = self.ops.broadcast_to(init, [flat.shape[0], init.shape[1]])
         q, self._hidden = self.alg.predict_local_q(self.to_tensor(flat), self._hidden)
         return self.to_numpy(q).reshape(*array.shape[:-1], -1)
+
+
+def standardised_rewards(
+    batch: Sequence[ArrayLike], moments: np.ndarray
+) -> tuple[list[Any], np.ndarray]:
+    """An episode batch (an :class:`~parl_algos_marl.EpisodeBatch`'s seven arrays) with its
+    rewards standardised by running moments ``[mean, var, count]`` updated with its real
+    (unpadded) steps; returns the batch and the updated moments (EPyMARL's
+    ``standardise_rewards``). A batch whose reward and padding sizes differ is returned as it
+    is, for the learner to name the mismatch."""
+    reward = np.asarray(batch[2], np.float32)
+    filled = np.asarray(batch[6], np.float32)
+    if reward.size != filled.size:
+        return list(batch), moments
+    stats = RunningMeanStd(shape=())
+    stats.mean, stats.var, stats.count = moments
+    real = reward.reshape(filled.shape)[filled == 0].astype(np.float64)
+    if real.size:  # else the learner rejects the batch: nothing to learn from
+        stats.update(real)
+    standardised = (reward - stats.mean) / np.sqrt(stats.var + 1e-8)
+    return [*batch[:2], standardised, *batch[3:]], np.array(
+        [stats.mean, stats.var, stats.count], np.float64
+    )
+
+
+class COMAAgent(Agent):
+    """Acts for a team with COMA's recurrent policy and learns from on-policy episode batches.
+
+    The agent keeps the team's hidden state between calls, as :class:`QMIXAgent`: call
+    :meth:`reset_agent` at the start of every episode. :meth:`sample` draws each agent's action
+    from its policy mixed with a uniform choice among the available actions, with weight
+    :attr:`epsilon` annealed linearly per call (PARL: 0.5 to 0.02; EPyMARL: none, the
+    default); :meth:`learn` passes the same epsilon to :meth:`COMA.learn
+    <parl_algos_marl.coma.COMA.learn>` and copies the model into the target every
+    ``update_target_interval`` learn calls. ``standardise_rewards`` is :class:`QMIXAgent`'s
+    (EPyMARL's COMA uses it on the particle envs).
+
+    Args:
+        algorithm: a :class:`~parl_algos_marl.coma.COMA`.
+        exploration_start, exploration_end: epsilon's first and last value.
+        exploration_steps: :meth:`sample` calls over which epsilon anneals.
+        update_target_interval: learn calls between target copies (PARL, EPyMARL: 200).
+        seed: seed of the generator that draws actions.
+        standardise_rewards: standardise rewards with running statistics.
+        device: torch only: move the algorithm there (``"cpu"``, ``"cuda"``, ...); None keeps
+            it where it is.
+    """
+
+    alg: COMA
+    checkpoint_state = ("learn_steps", "sample_steps", "rng", "reward_moments")
+
+    def __init__(
+        self,
+        algorithm: COMA,
+        exploration_start: float = 0.0,
+        exploration_end: float = 0.0,
+        exploration_steps: int = 1,
+        update_target_interval: int = 200,
+        seed: int | None = None,
+        standardise_rewards: bool = False,
+        device: Any = None,
+    ) -> None:
+        if not isinstance(algorithm, COMA):
+            raise TypeError(f"COMAAgent needs a COMA algorithm, got {type(algorithm).__name__}")
+        for name, value in (
+            ("exploration_start", exploration_start),
+            ("exploration_end", exploration_end),
+        ):
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1], got {value}")
+        super().__init__(algorithm, device=device)
+        self.n_agents, self.n_actions = algorithm.n_agents, algorithm.n_actions
+        self.exploration_start = exploration_start
+        self.exploration_end = exploration_end
+        self.exploration_steps = positive_int("exploration_steps", exploration_steps)
+        self.update_target_interval = positive_int("update_target_interval", update_target_interval)
+        self.learn_steps = 0
+        self.sample_steps = 0
+        self.rng = np.random.default_rng(seed)
+        self.standardise_rewards = standardise_rewards
+        self.reward_moments = np.array([0.0, 1.0, 0.0])
+        """Mean, variance and count of the rewards learnt from (with ``standardise_rewards``)."""
+        self._hidden: Any = None
+
+    @property
+    def epsilon(self) -> float:
+        """The weight of the uniform choice in the next :meth:`sample` call."""
+        done = min(1.0, self.sample_steps / self.exploration_steps)
+        return self.exploration_start + done * (self.exploration_end - self.exploration_start)
+
+    def reset_agent(self) -> None:
+        """Forget the hidden state: the next call starts an episode."""
+        self._hidden = None
+
+    def policy(self, obs: ArrayLike, available_actions: ArrayLike | None = None) -> np.ndarray:
+        """The policy's probabilities ``[..., n_agents, n_actions]`` for the team's
+        observations ``[n_agents, obs_dim]`` (or ``[B, n_agents, obs_dim]``), 0 for
+        unavailable actions; advances the hidden state."""
+        array = np.asarray(obs, np.float32)
+        if array.ndim < 2 or array.shape[-2] != self.n_agents:
+            raise ValueError(
+                f"observations must be [n_agents, obs_dim] or [B, n_agents, obs_dim] with "
+                f"n_agents={self.n_agents}, got shape {array.shape}"
+            )
+        flat = array.reshape(-1, array.shape[-1])
+        if self._hidden is None or self._hidden.shape[0] != flat.shape[0]:
+            self._hidden = self.alg.init_hidden(flat.shape[0] // self.n_agents).reshape(
+                [flat.shape[0], -1]
+            )
+        probs, self._hidden = self.alg.predict(self.to_tensor(flat), self._hidden)
+        probs = self.to_numpy(probs).reshape(*array.shape[:-1], -1).astype(np.float64)
+        if available_actions is None:
+            return probs
+        allowed = np.asarray(available_actions, np.float64).reshape(probs.shape) > 0
+        if not allowed.any(axis=-1).all():
+            raise ValueError("available_actions leaves some agent no action; allow at least one")
+        probs = np.where(allowed, probs, 0.0)
+        total = probs.sum(axis=-1, keepdims=True)
+        # Where the policy puts (almost) no mass on any allowed action, choose uniformly.
+        return np.where(
+            total > 1e-12,
+            probs / np.maximum(total, 1e-12),
+            allowed / allowed.sum(-1, keepdims=True),
+        )
+
+    def predict(self, obs: ArrayLike, available_actions: ArrayLike | None = None) -> np.ndarray:
+        """The most probable actions ``[..., n_agents]`` among the available ones."""
+        return self.policy(obs, available_actions).argmax(axis=-1)
+
+    def sample(self, obs: ArrayLike, available_actions: ArrayLike | None = None) -> np.ndarray:
+        """Actions drawn from the policy mixed with epsilon of a uniform choice among the
+        available actions, shaped as :meth:`predict`'s."""
+        epsilon = self.epsilon
+        self.sample_steps += 1
+        probs = self.policy(obs, available_actions)
+        allowed = (
+            np.ones_like(probs)
+            if available_actions is None
+            else (np.asarray(available_actions, np.float64).reshape(probs.shape) > 0)
+        )
+        probs = (1.0 - epsilon) * probs + epsilon * allowed / allowed.sum(-1, keepdims=True)
+        cumulative = np.cumsum(probs, axis=-1)
+        draws = self.rng.random(probs.shape[:-1])[..., None] * cumulative[..., -1:]
+        return np.minimum((cumulative <= draws).sum(axis=-1), self.n_actions - 1)
+
+    def learn(
+        self,
+        state: ArrayLike,
+        actions: ArrayLike,
+        reward: ArrayLike,
+        terminated: ArrayLike,
+        obs: ArrayLike,
+        available_actions: ArrayLike,
+        filled: ArrayLike,
+    ) -> COMAStats:
+        """One COMA update on an :class:`~parl_algos_marl.episode_buffer.EpisodeBatch`'s seven
+        arrays (``agent.learn(*batch)``), collected with :meth:`sample`."""
+        arrays = [state, actions, reward, terminated, obs, available_actions, filled]
+        moments = self.reward_moments
+        if self.standardise_rewards:
+            arrays, moments = standardised_rewards(arrays, moments)
+        stats = self.alg.learn(*arrays, epsilon=self.epsilon)
+        self.reward_moments = moments  # only once COMA accepted the batch
+        self.learn_steps += 1
+        if self.learn_steps % self.update_target_interval == 0:
+            self.alg.sync_target()
+        return stats
 
 
 class MAPPOAgent(Agent):

@@ -1,4 +1,5 @@
-"""EpisodeReplayBuffer: whole episodes, padded to one length, for recurrent learners (QMIX)."""
+"""EpisodeReplayBuffer: whole episodes, padded to one length, for recurrent learners (QMIX,
+COMA)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,8 @@ class EpisodeReplayBuffer:
     and available actions seen at step ``t`` and the actions, team reward and termination of
     the transition from it; the row after the last transition holds only what was seen at the
     end, and it and every later row are marked ``filled = 1`` (padding, PARL's convention).
+    That end row's actions are 0, or the actions the policy picked at the final observation
+    where :meth:`add` is given them (COMA's critic bootstraps from ``Q(s, u)`` there).
 
     Args:
         capacity: the number of episodes kept; the oldest is overwritten.
@@ -80,8 +83,10 @@ class EpisodeReplayBuffer:
         Args:
             state, obs, available_actions: what was seen at steps ``0..L`` (``L + 1`` rows:
                 the last is what the episode ended on).
-            actions, reward, terminated: the ``L`` transitions (``terminated`` is 0 for a
-                time-limit truncation).
+            actions: the ``L`` transitions' actions, or ``L + 1`` rows whose last holds the
+                actions picked at the final observation.
+            reward, terminated: the ``L`` transitions (``terminated`` is 0 for a time-limit
+                truncation).
 
         Raises:
             ValueError: a length or shape that does not fit; nothing is stored then.
@@ -94,13 +99,16 @@ class EpisodeReplayBuffer:
             "obs": (np.asarray(obs, np.float32), self._obs),
             "available_actions": (np.asarray(available_actions, np.float32), self._available),
         }
-        length = len(arrays["actions"][0])
+        length = len(arrays["reward"][0])
         if not 1 <= length <= self.episode_limit:
             raise ValueError(
                 f"an episode must have 1 to {self.episode_limit} transitions, got {length}"
             )
+        final_actions = len(arrays["actions"][0]) == length + 1
         for name, (array, store) in arrays.items():
-            rows = length if name in ("actions", "reward", "terminated") else length + 1
+            rows = length if name in ("reward", "terminated") else length + 1
+            if name == "actions" and not final_actions:
+                rows = length
             if array.shape != (rows, *store.shape[2:]):
                 raise ValueError(
                     f"{name} must have shape {(rows, *store.shape[2:])} for an episode of "
@@ -115,12 +123,25 @@ class EpisodeReplayBuffer:
         self._next = (slot + 1) % self.capacity
         self._size = min(self._size + 1, self.capacity)
 
+    def latest(self, count: int) -> EpisodeBatch:
+        """The ``count`` episodes added last, oldest first: an on-policy learner's batch."""
+        count = positive_int("count", count)
+        if count > self._size:
+            raise ValueError(
+                f"latest({count}) asks for more episodes than the {self._size} stored; add "
+                "episodes first"
+            )
+        index = (self._next - count + np.arange(count)) % self.capacity
+        return self._batch(index)
+
     def sample_batch(self, batch_size: int) -> EpisodeBatch:
         """``batch_size`` episodes drawn uniformly with replacement."""
         batch_size = positive_int("batch_size", batch_size)
         if not self._size:
             raise ValueError("cannot sample from an empty EpisodeReplayBuffer; add episodes first")
-        index = self._rng.integers(0, self._size, batch_size)
+        return self._batch(self._rng.integers(0, self._size, batch_size))
+
+    def _batch(self, index: np.ndarray) -> EpisodeBatch:
         return EpisodeBatch(
             self._state[index],
             self._actions[index],

@@ -5,7 +5,9 @@
 * :class:`RNNAgentModel` and :class:`QMixerModel` for QMIX: a GRU agent network shared by the
   agents, and the monotonic mixer whose weights come from hypernetworks on the global state;
 * :class:`MAPPOModel` for MAPPO: a policy on an agent's observation and a value on the global
-  state.
+  state;
+* :class:`COMAModel` for COMA: a GRU policy shared by the agents and a critic of every action
+  of one agent given the others'.
 
 Each is written once for paddle and torch: ``backend=`` picks the framework (default
 :func:`parl.get_backend`), and both build the same layers under the same names.
@@ -24,7 +26,9 @@ from parl.core.validation import positive_int
 
 import numpy as np
 
-__all__ = ["MAModel", "MAPPOModel", "QMixerModel", "RNNAgentModel", "mlp"]
+from parl_algos_marl.coma import critic_input_dim
+
+__all__ = ["COMAModel", "MAModel", "MAPPOModel", "QMixerModel", "RNNAgentModel", "mlp"]
 
 # Bounds of a continuous actor's log standard deviation.
 LOG_STD_MIN, LOG_STD_MAX = -20.0, 2.0
@@ -265,3 +269,60 @@ class MAPPOModel(Model):
         if self.centralised_critic:
             return self.critic(rows[..., self.obs_dim :]).squeeze(-1)
         return self.critic(rows[..., : self.obs_dim + self.n_agents]).squeeze(-1)
+
+
+class COMAModel(Model):
+    """COMA's actor and centralised critic (PARL's ``ComaModel`` layout).
+
+    ``policy(obs, hidden)`` is :class:`RNNAgentModel`'s forward (logits instead of Q values),
+    shared by the agents; ``value(inputs)`` maps critic rows ``[..., critic_input_dim]`` (laid
+    out by :class:`~parl_algos_marl.coma.COMA`, see
+    :func:`~parl_algos_marl.coma.critic_input_dim`) to ``Q [..., n_actions]`` through two
+    ReLU layers.
+
+    Args:
+        obs_dim: what the policy sees per agent (with its one-hot id where the caller adds one).
+        state_dim: the global state's size.
+        n_agents: the number of agents.
+        n_actions: actions per agent.
+        rnn_hidden_dim: the width of the actor and its GRU state (PARL, EPyMARL: 64).
+        critic_hidden_dim: the width of the critic's hidden layers (PARL: 128, EPyMARL: 64).
+        backend: ``"paddle"`` or ``"torch"``; default :func:`parl.get_backend`.
+    """
+
+    def __init__(
+        self,
+        obs_dim: int,
+        state_dim: int,
+        n_agents: int,
+        n_actions: int,
+        rnn_hidden_dim: int = 64,
+        critic_hidden_dim: int = 128,
+        *,
+        backend: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.n_agents = positive_int("n_agents", n_agents)
+        self.n_actions = positive_int("n_actions", n_actions)
+        framework = self.backend_name
+        self.actor_model = RNNAgentModel(obs_dim, n_actions, rnn_hidden_dim, backend=framework)
+        critic_in = critic_input_dim(
+            obs_dim, positive_int("state_dim", state_dim), n_agents, n_actions
+        )
+        hidden = (positive_int("critic_hidden_dim", critic_hidden_dim),) * 2
+        self.critic_model = mlp(critic_in, n_actions, hidden, backend=framework)
+
+    def init_hidden(self) -> Tensor:
+        return self.actor_model.init_hidden()
+
+    def policy(self, obs: Tensor, hidden: Tensor) -> tuple[Tensor, Tensor]:
+        return self.actor_model(obs, hidden)
+
+    def value(self, inputs: Tensor) -> Tensor:
+        return self.critic_model(inputs)
+
+    def get_actor_params(self) -> list[Tensor]:
+        return list(self.actor_model.parameters())
+
+    def get_critic_params(self) -> list[Tensor]:
+        return list(self.critic_model.parameters())

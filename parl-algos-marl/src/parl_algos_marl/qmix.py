@@ -4,7 +4,6 @@ and torch."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import ModuleType
 from typing import Any, ClassVar
 
 from parl.core.base import check_model_method
@@ -13,6 +12,8 @@ from parl.core.neutral import Algorithm
 from parl.core.ops import Tensor
 
 from pydantic import Field, PositiveFloat
+
+from parl_algos_marl.episode_tensors import EpisodeTensors
 
 __all__ = ["QMIX", "QMIXConfig"]
 
@@ -177,17 +178,21 @@ class QMIX(Algorithm):
             ``(loss, mean_td_error)`` as floats.
         """
         ops = self.ops
-        batch = _Episodes.check(
+        batch = EpisodeTensors.check(
             ops,
             self.device,
             self.n_agents,
-            state_batch,
-            actions_batch,
-            reward_batch,
-            terminated_batch,
-            obs_batch,
-            available_actions_batch,
-            filled_batch,
+            (
+                state_batch,
+                actions_batch,
+                reward_batch,
+                terminated_batch,
+                obs_batch,
+                available_actions_batch,
+                filled_batch,
+            ),
+            "QMIX.learn",
+            agents_from="qmixer_model.n_agents",
         )
         local_q = self._unroll(self.model, batch.obs)
         with ops.no_grad():
@@ -201,7 +206,8 @@ class QMIX(Algorithm):
                 next_q = ops.max(target_local_q, axis=-1)
             next_q_tot = self.target_qmixer_model(next_q, batch.state[:, 1:])
             target = batch.reward + self.config.gamma * (1.0 - batch.terminated) * next_q_tot
-        chosen = ops.sum(local_q[:, :-1] * ops.one_hot(batch.actions, local_q.shape[-1]), axis=-1)
+        taken = ops.one_hot(batch.actions[:, :-1], local_q.shape[-1])
+        chosen = ops.sum(local_q[:, :-1] * taken, axis=-1)
         q_tot = self.qmixer_model(chosen, batch.state[:, :-1])
         masked_td = (target - q_tot) * batch.mask
         count = ops.sum(batch.mask)
@@ -219,99 +225,3 @@ class QMIX(Algorithm):
             q, hidden = model(obs[:, t].reshape([batch * self.n_agents, -1]), hidden)
             local_qs.append(q.reshape([batch, self.n_agents, -1]))
         return self.ops.stack(local_qs, axis=1)
-
-
-class _Episodes:
-    """A checked, converted episode batch; transitions are the first ``T - 1`` steps."""
-
-    def __init__(self, **tensors: Tensor) -> None:
-        self.state = tensors["state"]
-        self.obs = tensors["obs"]
-        self.actions = tensors["actions"]
-        self.reward = tensors["reward"]
-        self.terminated = tensors["terminated"]
-        self.unavailable = tensors["unavailable"]
-        self.mask = tensors["mask"]
-
-    @classmethod
-    def check(
-        cls,
-        ops: ModuleType,
-        device: Any,
-        n_agents: int,
-        state: Any,
-        actions: Any,
-        reward: Any,
-        terminated: Any,
-        obs: Any,
-        available: Any,
-        filled: Any,
-    ) -> _Episodes:
-        where = "QMIX.learn"
-        state_t = ops.to_tensor(state, "float32", device)
-        obs_t = ops.to_tensor(obs, "float32", device)
-        if state_t.ndim != 3 or obs_t.ndim != 4 or state_t.shape[1] < 2:
-            raise ValueError(
-                f"{where}: state_batch must be [B, T, state_dim] and obs_batch [B, T, n_agents, "
-                f"obs_dim] with T >= 2, got {list(state_t.shape)} and {list(obs_t.shape)}"
-            )
-        batch, steps = state_t.shape[0], state_t.shape[1]
-        if list(obs_t.shape[:3]) != [batch, steps, n_agents]:
-            raise ValueError(
-                f"{where}: obs_batch must be [{batch}, {steps}, {n_agents}, obs_dim] for "
-                f"{n_agents} agents (qmixer_model.n_agents), got {list(obs_t.shape)}"
-            )
-        actions_t = ops.to_tensor(actions, "int64", device)
-        available_t = ops.to_tensor(available, "float32", device)
-        if list(actions_t.shape) != [batch, steps, n_agents]:
-            raise ValueError(
-                f"{where}: actions_batch must be [{batch}, {steps}, {n_agents}], got "
-                f"{list(actions_t.shape)}"
-            )
-        if available_t.ndim != 4 or list(available_t.shape[:3]) != [batch, steps, n_agents]:
-            raise ValueError(
-                f"{where}: available_actions_batch must be [{batch}, {steps}, {n_agents}, "
-                f"n_actions], got {list(available_t.shape)}"
-            )
-        columns = {
-            name: _column(ops.to_tensor(value, "float32", device), batch, steps, name, where)
-            for name, value in (
-                ("reward_batch", reward),
-                ("terminated_batch", terminated),
-                ("filled_batch", filled),
-            )
-        }
-        filled_t, terminated_t = columns["filled_batch"], columns["terminated_batch"]
-        for name in ("terminated_batch", "filled_batch"):
-            column = columns[name]
-            if bool(((column != 0) & (column != 1)).any()):
-                raise ValueError(f"{where}: {name} must hold 0 or 1 only")
-        # A transition counts unless it is padding or its episode terminated before it.
-        ended_before = ops.cumsum(terminated_t, axis=1) - terminated_t
-        mask = (1.0 - filled_t) * ops.to_tensor(ended_before == 0, "float32")
-        if float(ops.sum(mask[:, :-1])) == 0:
-            raise ValueError(
-                f"{where}: the masks leave no transition to learn from (filled_batch marks "
-                "padding with 1: is every step marked as padding?)"
-            )
-        return cls(
-            state=state_t,
-            obs=obs_t,
-            actions=actions_t[:, :-1],
-            reward=columns["reward_batch"][:, :-1],
-            terminated=terminated_t[:, :-1],
-            unavailable=ops.to_tensor(available_t == 0, "float32"),
-            mask=mask[:, :-1],
-        )
-
-
-def _column(tensor: Tensor, batch: int, steps: int, name: str, where: str) -> Tensor:
-    """A ``[B, T, 1]`` or ``[B, T]`` float32 input as ``[B, T, 1]``."""
-    given = list(tensor.shape)
-    if tensor.ndim == 2:
-        tensor = tensor.unsqueeze(-1)
-    if list(tensor.shape) != [batch, steps, 1]:
-        raise ValueError(
-            f"{where}: {name} must be [{batch}, {steps}, 1] to match state_batch, got {given}"
-        )
-    return tensor

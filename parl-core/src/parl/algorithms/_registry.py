@@ -61,12 +61,11 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "parl-algos-ac": ("A2C", "DDPG", "TD3", "SAC", "OAC", "CQL", "IQL"),
     "parl-algos-impala": ("IMPALA",),
     "parl-algos-es": ("ES", "CMAES", "GA"),
-    "parl-algos-marl": ("MADDPG", "QMIX", "MAPPO"),
+    "parl-algos-marl": ("MADDPG", "QMIX", "MAPPO", "COMA"),
 }
 # PARL 2.x algorithms that no family ships (yet), with the family they would belong to.
 PARL2_ONLY: dict[str, str] = {
     "A3C": "parl-algos-ac",  # PARL 2.x fluid
-    "COMA": "parl-algos-marl",  # PARL 2.x torch
 }
 FIRST_PARTY: dict[str, str] = {
     **{name: family for family, names in FAMILIES.items() for name in names},
