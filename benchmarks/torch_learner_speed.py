@@ -12,10 +12,10 @@ captured; a checkout without the option says so in its row), ``sb3`` (Stable-Bas
 ``train(gradient_steps=1)`` on a buffer of random transitions, for PPO one epoch of one minibatch
 of a random rollout, in the same process).
 
-Run ``python -m benchmarks.torch_learner_speed [--algos SAC TD3 DQN PPO] [--sides eager
-captured sb3] [--batches 256 4096] [--updates 200] [--output FILE]``; it needs torch (``nox -s
-torch``'s environment, or any venv with the families' ``[torch]`` extras) and, for ``sb3``,
-stable-baselines3.
+Run ``python -m benchmarks.torch_learner_speed [--algos SAC TD3 DQN PPO] [--compile] [--sb3]
+[--batches 256 4096] [--updates 200] [--output FILE]`` (``--compile``, ``--sb3``: add those
+sides; ``--sides`` names them all); it needs torch (``nox -s torch``'s environment, or any venv
+with the families' ``[torch]`` extras) and, for ``sb3``, stable-baselines3.
 """
 
 from __future__ import annotations
@@ -84,15 +84,15 @@ def _ours(algo: str, device: str, batch: int, options: dict[str, Any]) -> Step:
         model: Any
         if algo == "SAC":
             model = GaussianActorCritic(OBS_DIM, ACT_DIM, HIDDEN, backend="torch")
-            alg: Any = SAC(model, alpha="auto", **options).to(device)
+            alg: Any = SAC(model, alpha="auto", device=device, **options)
         else:
             model = DeterministicActorCritic(OBS_DIM, ACT_DIM, HIDDEN, 2, backend="torch")
-            alg = TD3(model, **options).to(device)
+            alg = TD3(model, device=device, **options)
         return lambda: alg.learn(obs, action, reward, next_obs, terminal)
     if algo == "DQN":
         from parl_algos_dqn import DQN, QNetwork
 
-        dqn = DQN(QNetwork(DQN_OBS, DQN_ACTIONS, HIDDEN, backend="torch"), **options).to(device)
+        dqn = DQN(QNetwork(DQN_OBS, DQN_ACTIONS, HIDDEN, backend="torch"), device=device, **options)
         obs, next_obs = obs[:, :DQN_OBS], next_obs[:, :DQN_OBS]
         index = torch.randint(0, DQN_ACTIONS, (batch,), generator=torch.Generator().manual_seed(0))
         index = index.to(device)
@@ -103,8 +103,9 @@ def _ours(algo: str, device: str, batch: int, options: dict[str, Any]) -> Step:
         ContinuousPPOModel(OBS_DIM, ACT_DIM, PPO_HIDDEN, backend="torch"),
         clip_param=0.2,
         continuous_action=True,
+        device=device,
         **options,
-    ).to(device)
+    )
     log_prob = -_random(batch, device=device).abs() - 5.0
     rows = (obs, action, reward, reward + 0.1, log_prob, _random(batch, device=device))
     return lambda: ppo.learn(*rows)
@@ -223,17 +224,21 @@ def table_head(sides: list[str]) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--algos", nargs="+", default=["SAC"], choices=ALGOS)
-    parser.add_argument("--sides", nargs="+", default=["eager", "sb3"], choices=SIDES)
+    parser.add_argument("--sides", nargs="+", default=["eager"], choices=SIDES)
+    parser.add_argument("--sb3", action="store_true", help="also the sb3 side")
+    parser.add_argument("--compile", action="store_true", help="also the captured side")
     parser.add_argument("--devices", nargs="+", default=devices(), choices=["cpu", "cuda"])
     parser.add_argument("--batches", nargs="+", type=int, default=list(BATCHES))
     parser.add_argument("--updates", type=int, default=200, help="timed updates per case")
     parser.add_argument("--output", help="write the table (markdown) here too")
     args = parser.parse_args()
-    rows = table_head(args.sides)
+    added = [side for side, asked in (("captured", args.compile), ("sb3", args.sb3)) if asked]
+    sides = [*args.sides, *(side for side in added if side not in args.sides)]
+    rows = table_head(sides)
     for algo in args.algos:
         for device in args.devices:
             for batch in args.batches:
-                rows.append(case_row(algo, device, batch, args.sides, args.updates))
+                rows.append(case_row(algo, device, batch, sides, args.updates))
                 print(rows[-1], flush=True)
     text = (
         header("Learner updates per second on torch")
