@@ -388,6 +388,11 @@ EXAMPLE_RUNS = [
     ["examples/IQL/train.py", "--build", "medium-replay", *OFFLINE_TINY],
     # Two remote samplers on a real embedded xparl cluster.
     ["examples/A2C/train.py", "--total-steps", "1024", "--eval-every", "1024", "--quiet"],
+    # The learner as an actor of its own (a CPU one: the embedded cluster offers no GPU).
+    [
+        "examples/GPU_Learner/train.py",
+        *("--total-steps", "1024", "--num-steps", "32", "--eval-every", "1024", "--quiet"),
+    ],
     # simple_spread (mpe2; MADDPG also continuous): a few learn steps, two evaluations.
     ["examples/MADDPG/train.py", *MARL_TINY, *MADDPG_TINY],
     ["examples/MADDPG/train.py", *MARL_TINY, *MADDPG_TINY, "--continuous-actions"],

@@ -182,12 +182,21 @@ def _ours(algo: str, steps: int, env_id: str = ENV_ID, backend: str = "paddle") 
     return {"env_steps": result.env_steps, "wall_s": result.wall_s}
 
 
-def _sb3(algo: str, steps: int, env_id: str = ENV_ID) -> dict[str, Any]:
-    """Train SB3 with the same settings on CPU; return env steps and wall seconds."""
+def _sb3(
+    algo: str,
+    steps: int,
+    env_id: str = ENV_ID,
+    *,
+    device: str = "cpu",
+    overrides: dict[str, Any] | None = None,
+    callback: Any = None,
+) -> dict[str, Any]:
+    """Train SB3 with the same settings (``overrides`` on top) on ``device``; return env steps
+    and wall seconds. ``callback`` is SB3's, passed to ``learn``."""
     from stable_baselines3 import DQN, PPO, SAC, TD3
     from stable_baselines3.common.env_util import make_vec_env
 
-    config = dict(CONFIGS[algo])
+    config = dict(CONFIGS[algo]) | (overrides or {})
     env = make_vec_env(env_id, n_envs=config.pop("n_envs", 1), seed=0)
     policy_kwargs = {"net_arch": config.pop("net_arch")}
     if algo in ("SAC", "TD3"):
@@ -200,7 +209,7 @@ def _sb3(algo: str, steps: int, env_id: str = ENV_ID) -> dict[str, Any]:
             config["action_noise"] = NormalActionNoise(np.zeros(act_dim), sigma)
         cls = SAC if algo == "SAC" else TD3
         model: Any = cls(
-            "MlpPolicy", env, policy_kwargs=policy_kwargs, device="cpu", seed=0, **config
+            "MlpPolicy", env, policy_kwargs=policy_kwargs, device=device, seed=0, **config
         )
     elif algo == "PPO":
         initial = config.pop("learning_rate")
@@ -209,14 +218,14 @@ def _sb3(algo: str, steps: int, env_id: str = ENV_ID) -> dict[str, Any]:
             env,
             learning_rate=lambda remaining: initial * remaining,
             policy_kwargs=policy_kwargs,
-            device="cpu",
+            device=device,
             seed=0,
             **config,
         )
     else:
-        model = DQN("MlpPolicy", env, policy_kwargs=policy_kwargs, device="cpu", seed=0, **config)
+        model = DQN("MlpPolicy", env, policy_kwargs=policy_kwargs, device=device, seed=0, **config)
     start, cpu = time.perf_counter(), time.process_time()
-    model.learn(total_timesteps=steps)
+    model.learn(total_timesteps=steps, callback=callback)
     wall_s, cpu_s = time.perf_counter() - start, time.process_time() - cpu
     return {"env_steps": int(model.num_timesteps), "wall_s": wall_s, "cpu_s": cpu_s}
 

@@ -1,15 +1,12 @@
 #!/usr/bin/env bash
 # On a lent GPU machine (torch and CUDA there, no network, no paddle): install the wheels carried
-# in .whl/ (PARL's own, built with `uv build --wheel -o .whl <package>`, and what they need that
-# the machine lacks), run the GPU half of the device tests, then every benchmark config on torch
-# at once: the GPU for SAC, TD3 and DQN, the CPU cores for the rest (one thread each). Copies
-# the tables to $OUT (or benchmarks/results/). Usage: bash benchmarks/gpu/zoo.sh [SECONDS]
+# in .whl/ (benchmarks/gpu/wheels.sh makes them), run the GPU half of the device tests, then
+# every benchmark config on torch at once: the GPU for SAC, TD3 and DQN, the CPU cores for the
+# rest (one thread each). Copies the tables to $OUT (or benchmarks/results/).
+# Usage: bash benchmarks/gpu/zoo.sh [SECONDS]
 set -uo pipefail
 limit="${1:-420}"
-site=/tmp/parl-site
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$site" .whl/*.whl
-export PYTHONPATH="$site" PYTHONUNBUFFERED=1 MPLBACKEND=Agg
-out="${OUT:-benchmarks/results}"
+source benchmarks/gpu/site.sh
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | tee "$out/gpu.txt"
 python3 -m pytest -q -p no:cacheprovider parl-core/tests/torch/test_device_gpu.py 2>&1 | tail -15 | tee -a "$out/gpu.txt"
 cpu_algos=$(ls benchmarks/configs | cut -d- -f1 | sort -u | grep -v -x -e SAC -e TD3 -e DQN -e MAPPO)

@@ -111,6 +111,7 @@ class IMPALA(Algorithm):
 
     Config = IMPALAConfig
     required_model_methods = ("policy", "value")
+    batch_reduction = "sum"
     config: IMPALAConfig
 
     def __init__(
@@ -273,7 +274,13 @@ class IMPALA(Algorithm):
         behaviour = Categorical(behaviour_logits)
         values = self._values(obs, rows, where)
         loss = self._loss(target, behaviour, actions, rewards, dones, values, entropy_coeff)
-        ops.step(self.optimizer, loss.total_loss, self._parameters, self.config.max_grad_norm)
+        ops.step(
+            self.optimizer,
+            loss.total_loss,
+            self._parameters,
+            self.config.max_grad_norm,
+            self.replicas,
+        )
         with ops.no_grad():
             kl = ops.mean(target.kl(behaviour))
         detached = VTraceLoss(*(t.detach() for t in vars(loss).values()))

@@ -9,6 +9,7 @@ from typing import Any, NamedTuple
 
 from parl.core.config import UNSET, AlgorithmConfig
 from parl.core.ops import Tensor
+from parl.core.replicas import replica_count, replica_sum
 from parl.core.validation import positive_int
 
 import numpy as np
@@ -351,7 +352,7 @@ class PPO(OnPolicyAlgorithm):
         while epochs_run < epochs:
             stats = self._epoch(batch, num_minibatches, rng, where)
             steps, epochs_run = steps + stats, epochs_run + 1
-            if kl is not None and float(self.ops.stack(stats)[:, 3].mean()) > kl:
+            if kl is not None and self._mean_kl(stats) > kl:
                 break
         means = self.ops.mean(self.ops.stack(steps), axis=0)
         explained = self._explained_variance(batch).reshape([1])
@@ -367,6 +368,12 @@ class PPO(OnPolicyAlgorithm):
             explained_variance,
             epochs_run,
         )
+
+    def _mean_kl(self, stats: list[Tensor]) -> float:
+        """The epoch's mean ``approx_kl``; over every process with ``replicas``, so that all of
+        them stop after the same epoch."""
+        local = self.ops.stack(stats)[:, 3].mean()
+        return float(replica_sum(self.replicas, local)) / replica_count(self.replicas)
 
     def _epoch(
         self, batch: PPOBatch, num_minibatches: int, rng: np.random.Generator, where: str
@@ -407,20 +414,25 @@ class PPO(OnPolicyAlgorithm):
             value_error = ops.maximum(value_error, (clipped - batch.returns).square())
         value_loss = 0.5 * value_error.mean()
         loss = cfg.value_loss_coef * value_loss + action_loss - cfg.entropy_coef * entropy
-        ops.step(self.optimizer, loss, self._parameters, cfg.max_grad_norm)
+        ops.step(self.optimizer, loss, self._parameters, cfg.max_grad_norm, self.replicas)
         with ops.no_grad():
             approx_kl = ((ratio - 1.0) - log_ratio).mean()
             clip_fraction = ops.to_tensor((ratio - 1.0).abs() > eps, "float32").mean()
             losses = [value_loss.detach(), action_loss.detach(), entropy.detach()]
             return ops.stack([*losses, approx_kl, clip_fraction])
 
-    @staticmethod
-    def _normalised(adv: Tensor) -> Tensor:
-        """Advantages with zero mean and unit (unbiased) standard deviation; one is kept."""
-        if adv.shape[0] < 2:
+    def _normalised(self, adv: Tensor) -> Tensor:
+        """Advantages with zero mean and unit (unbiased) standard deviation; one is kept.
+
+        The statistics are the whole minibatch's: with data-parallel ``replicas`` each process
+        holds part of it, and the sums are added up over them.
+        """
+        count = adv.shape[0] * replica_count(self.replicas)
+        if count < 2:
             return adv
-        centered = adv - adv.mean()
-        return centered / ((centered.square().sum() / (adv.shape[0] - 1)).sqrt() + ADV_EPS)
+        centered = adv - replica_sum(self.replicas, adv.sum()) / count
+        variance = replica_sum(self.replicas, centered.square().sum()) / (count - 1)
+        return centered / (variance.sqrt() + ADV_EPS)
 
     def _value(self, obs: Tensor, where: str) -> Tensor:
         value = _squeeze_value(self.model.value(obs))

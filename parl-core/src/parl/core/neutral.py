@@ -26,6 +26,7 @@ from parl.core.backend import BACKENDS, get_backend
 from parl.core.base import AgentBase, AlgorithmBase
 from parl.core.config import AlgorithmConfig
 from parl.core.ops import ops_for, ops_of_backend
+from parl.core.replicas import BatchReduction, Replicas
 
 __all__ = ["Agent", "Algorithm", "Model"]
 
@@ -106,6 +107,13 @@ class Algorithm(AlgorithmBase):
 
     backends: ClassVar[tuple[str, ...]] = BACKENDS
     """The frameworks this class runs on: both."""
+    batch_reduction: ClassVar[BatchReduction] = "mean"
+    """How the loss reduces over a batch's rows, ``"mean"`` or ``"sum"``: a data-parallel
+    learner averages its processes' gradients for a mean and adds them for a sum, so that N
+    processes with B/N rows each take the step of one process with all B rows."""
+    replicas: Replicas | None = None
+    """The data-parallel group this algorithm learns in (:mod:`parl.core.replicas`; set by
+    :class:`parl.core.torch.data_parallel.DataParallel`); None: this process alone."""
 
     def __init__(
         self,

@@ -25,6 +25,7 @@ from parl.core.paddle.model import Model
 from parl.core.paddle.optim import clip_grad_norm_
 from parl.core.paddle.target import make_target, update_target
 from parl.core.paddle.tensors import assign, to_numpy
+from parl.core.replicas import Replicas
 
 import paddle
 import paddle.nn.functional as F
@@ -214,15 +215,21 @@ def step(
     loss: paddle.Tensor,
     parameters: Sequence[paddle.Tensor] = (),
     max_grad_norm: float | None = None,
+    replicas: Replicas | None = None,
 ) -> None:
     """One gradient step: clear the gradients, backpropagate ``loss``, clip, update.
 
     Args:
         parameters: the parameters whose gradient norm ``max_grad_norm`` bounds.
         max_grad_norm: clip the global gradient norm to this value; None does not clip.
+        replicas: the data-parallel group whose gradients are combined with this process's
+            after backpropagation, before clipping (an algorithm's ``replicas``); None: this
+            process alone.
     """
     optimizer.clear_grad()
     loss.backward()
+    if replicas is not None:
+        replicas.reduce_gradients(optimizer)
     if max_grad_norm is not None:
         clip_grad_norm_(parameters, max_grad_norm)
     optimizer.step()

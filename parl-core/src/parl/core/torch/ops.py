@@ -11,6 +11,7 @@ import contextlib
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from parl.core.replicas import Replicas
 from parl.core.torch.backend import BACKEND
 from parl.core.torch.batch import (
     as_batch_actions,
@@ -224,15 +225,21 @@ def step(
     loss: torch.Tensor,
     parameters: Sequence[torch.Tensor] = (),
     max_grad_norm: float | None = None,
+    replicas: Replicas | None = None,
 ) -> None:
     """One gradient step: clear the gradients, backpropagate ``loss``, clip, update.
 
     Args:
         parameters: the parameters whose gradient norm ``max_grad_norm`` bounds.
         max_grad_norm: clip the global gradient norm to this value; None does not clip.
+        replicas: the data-parallel group whose gradients are combined with this process's
+            after backpropagation, before clipping (an algorithm's ``replicas``); None: this
+            process alone.
     """
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
+    if replicas is not None:
+        replicas.reduce_gradients(optimizer)
     if max_grad_norm is not None:
         clip_grad_norm_(parameters, max_grad_norm)
     optimizer.step()
