@@ -246,7 +246,7 @@ class QMIXAgent(Agent):
         self.learn_steps += 1
         if self.learn_steps % self.update_target_interval == 0:
             self.alg.sync_target()
-        return loss, td_error
+        return float(loss), float(td_error)
 
     def _standardised(self, batch: Sequence[ArrayLike]) -> tuple[list[Any], np.ndarray]:
         """The batch with standardised rewards, and the moments including its real steps."""

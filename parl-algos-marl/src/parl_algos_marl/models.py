@@ -22,8 +22,6 @@ from parl.core.neutral import Model
 from parl.core.ops import Tensor, ops_of_backend
 from parl.core.validation import positive_int
 
-import numpy as np
-
 __all__ = ["MAModel", "MAPPOModel", "QMixerModel", "RNNAgentModel", "mlp"]
 
 # Bounds of a continuous actor's log standard deviation.
@@ -118,8 +116,7 @@ class RNNAgentModel(Model):
         self.fc2 = self.nn.Linear(hidden_dim, positive_int("n_actions", n_actions))
 
     def init_hidden(self) -> Tensor:
-        zeros = np.zeros((1, self.hidden_dim), np.float32)
-        return self.ops.to_tensor(zeros, "float32", self.ops.device_of(self))
+        return self.ops.zeros([1, self.hidden_dim], "float32", self.ops.device_of(self))
 
     def forward(self, obs: Tensor, hidden: Tensor) -> tuple[Tensor, Tensor]:
         x = self.relu(self.fc1(obs))

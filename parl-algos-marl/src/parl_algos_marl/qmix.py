@@ -12,6 +12,7 @@ from parl.core.config import UNSET, AlgorithmConfig
 from parl.core.neutral import Algorithm
 from parl.core.ops import Tensor
 
+import numpy as np
 from pydantic import Field, PositiveFloat
 
 __all__ = ["QMIX", "QMIXConfig"]
@@ -152,7 +153,7 @@ class QMIX(Algorithm):
         obs_batch: Any,
         available_actions_batch: Any,
         filled_batch: Any,
-    ) -> tuple[float, float]:
+    ) -> tuple[Tensor, Tensor]:
         """One RMSProp step on the masked mean squared TD error of ``Q_tot``.
 
         Step ``t`` of ``T`` holds the observations and state seen at ``t`` and the actions,
@@ -174,7 +175,9 @@ class QMIX(Algorithm):
                 (PARL's convention).
 
         Returns:
-            ``(loss, mean_td_error)`` as floats.
+            ``(loss, mean_td_error)`` as scalar tensors (PARL returned floats; reading them
+            makes the host wait for the device, so do it only when logging). Tensor inputs are
+            not read back: the 0/1 and empty-mask checks run on numpy inputs only.
         """
         ops = self.ops
         batch = _Episodes.check(
@@ -207,7 +210,7 @@ class QMIX(Algorithm):
         count = ops.sum(batch.mask)
         loss = ops.sum(masked_td.square()) / count
         ops.step(self.optimizer, loss)
-        return float(loss.detach()), float(ops.sum(masked_td.detach()) / count)
+        return loss.detach(), ops.sum(masked_td.detach()) / count
 
     def _unroll(self, model: Any, obs: Tensor) -> Tensor:
         """Run the agent network over the episodes: Q values ``[B, T, n_agents, n_actions]``."""
@@ -282,18 +285,10 @@ class _Episodes:
             )
         }
         filled_t, terminated_t = columns["filled_batch"], columns["terminated_batch"]
-        for name in ("terminated_batch", "filled_batch"):
-            column = columns[name]
-            if bool(((column != 0) & (column != 1)).any()):
-                raise ValueError(f"{where}: {name} must hold 0 or 1 only")
+        _check_host_masks(terminated, filled, batch, steps, where)
         # A transition counts unless it is padding or its episode terminated before it.
         ended_before = ops.cumsum(terminated_t, axis=1) - terminated_t
         mask = (1.0 - filled_t) * ops.to_tensor(ended_before == 0, "float32")
-        if float(ops.sum(mask[:, :-1])) == 0:
-            raise ValueError(
-                f"{where}: the masks leave no transition to learn from (filled_batch marks "
-                "padding with 1: is every step marked as padding?)"
-            )
         return cls(
             state=state_t,
             obs=obs_t,
@@ -302,6 +297,27 @@ class _Episodes:
             terminated=terminated_t[:, :-1],
             unavailable=ops.to_tensor(available_t == 0, "float32"),
             mask=mask[:, :-1],
+        )
+
+
+def _check_host_masks(terminated: Any, filled: Any, batch: int, steps: int, where: str) -> None:
+    """Refuse flags other than 0/1 and masks that leave no transition, reading host data
+    (numpy arrays, lists) only: a tensor's values are not read back, which would make the host
+    wait for the device on every update."""
+    host = (np.ndarray, list, tuple)
+    if not (isinstance(terminated, host) and isinstance(filled, host)):
+        return
+    flags = {}
+    for name, value in (("terminated_batch", terminated), ("filled_batch", filled)):
+        flags[name] = np.asarray(value, np.float32).reshape(batch, steps)
+        if ((flags[name] != 0) & (flags[name] != 1)).any():
+            raise ValueError(f"{where}: {name} must hold 0 or 1 only")
+    ended = flags["terminated_batch"]
+    counted = (1.0 - flags["filled_batch"]) * ((np.cumsum(ended, axis=1) - ended) == 0)
+    if not counted[:, :-1].any():
+        raise ValueError(
+            f"{where}: the masks leave no transition to learn from (filled_batch marks "
+            "padding with 1: is every step marked as padding?)"
         )
 
 

@@ -18,6 +18,7 @@ This module imports neither framework.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -28,6 +29,8 @@ from parl.core.config import AlgorithmConfig
 from parl.core.ops import ops_for, ops_of_backend
 
 __all__ = ["Agent", "Algorithm", "Model"]
+
+_logger = logging.getLogger("parl")
 
 
 class Model:
@@ -106,6 +109,10 @@ class Algorithm(AlgorithmBase):
 
     backends: ClassVar[tuple[str, ...]] = BACKENDS
     """The frameworks this class runs on: both."""
+    captured_methods: ClassVar[tuple[str, ...]] = ("learn",)
+    """The methods that ``compile=True`` captures, each for the signature of its first call:
+    ``learn`` as a whole, or the update steps it calls where ``learn`` keeps a Python counter
+    (TD3's delayed actor step); empty for an algorithm that updates on the host (numpy)."""
 
     def __init__(
         self,
@@ -120,6 +127,20 @@ class Algorithm(AlgorithmBase):
         self.model_class = ops.Model  # type: ignore[misc]
         super().__init__(model, config=config, **options)
         self.device = ops.device_of(model) if device is None else ops.move_algorithm(self, device)
+        if self.config.compile:
+            self._capture()
+
+    def _capture(self) -> None:
+        """``compile=True``: ``learn`` becomes the framework's captured update (compiled at its
+        first call), or stays eager with one logged reason."""
+        if not self.captured_methods:
+            _logger.warning(
+                "%s with compile=True: it updates on the host (numpy), so there is no tensor "
+                "update to capture; learn() runs as it is",
+                type(self).__name__,
+            )
+        for name in self.captured_methods:
+            setattr(self, name, self.ops.capture_learn(self, getattr(self, name)))
 
     @property
     def ops(self) -> ModuleType:

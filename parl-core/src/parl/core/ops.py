@@ -15,7 +15,7 @@ interface. Its parts:
 ========================  ==========================================================
 data                       ``to_tensor``, ``to_numpy``, ``as_batch_obs``/``_actions``/
                            ``_vector``/``_continuous_actions`` (checked batches),
-                           ``broadcast_to``, ``one_hot``
+                           ``broadcast_to``, ``one_hot``, ``zeros`` (made on the device)
 math                       ``mean``, ``sum``, ``max``, ``min``, ``argmax``, ``take_along``,
                            ``minimum``, ``maximum``, ``clip``, ``concat``, ``stack``, ``where``,
                            ``softmax``, ``log_softmax``, ``softplus``
@@ -37,7 +37,6 @@ the framework directly (``benchmarks/core/bench_ops.py`` measures it per backend
 
 from __future__ import annotations
 
-import functools
 from types import ModuleType
 from typing import Any
 
@@ -49,14 +48,22 @@ Tensor = Any
 """A paddle or a torch tensor: framework-free code does not name either type."""
 
 
-@functools.cache
+_LOADED: dict[str, ModuleType] = {}
+
+
 def ops_of_backend(name: str) -> ModuleType:
     """The ops module of framework ``name`` (``"paddle"`` or ``"torch"``), imported.
+
+    Cached in a plain dict, which ``torch.compile`` reads through: a ``functools.cache``
+    wrapper would make it call the import machinery, a graph break at every ``self.ops``.
 
     Raises:
         BackendError: ``name`` is not a backend, or its framework is not installed.
     """
-    return import_framework_module(name, "ops")
+    ops = _LOADED.get(name)
+    if ops is None:
+        ops = _LOADED[name] = import_framework_module(name, "ops")
+    return ops
 
 
 _FRAMEWORK_OF_TYPE: dict[type, str] = {}
