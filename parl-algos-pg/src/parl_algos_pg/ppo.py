@@ -168,6 +168,8 @@ class PPO(OnPolicyAlgorithm):
 
     Config = PPOConfig
     required_model_methods = ("policy", "value")
+    # compile=True captures the minibatch step, which learn and learn_epochs share.
+    captured_methods = ("_step",)
     config: PPOConfig
 
     def __init__(

@@ -93,7 +93,7 @@ def to_tensor(value: Any, dtype: str = "float32", device: Any = None) -> paddle.
 
 def zeros(shape: Sequence[int], dtype: str = "float32", device: Any = None) -> paddle.Tensor:
     """A tensor of zeros made on paddle's current place (no host data copied there)."""
-    return paddle.zeros(list(shape), dtype=dtype)
+    return paddle.zeros(list(shape), dtype=getattr(paddle, dtype))
 
 
 def capture_learn(algorithm: Any, learn: Callable[..., Any]) -> Callable[..., Any]:
