@@ -5,9 +5,12 @@ sizes (17 observations, 6 actions), automatic α, one ``learn`` per update on a 
 already sits on the device (so the figure is the learner's, not the replay memory's or the
 transfer's), at batch 256 and 4096. Each device runs its own cases; a GPU is measured only where
 ``torch.cuda.is_available()``. With ``--sb3``, SB3's SAC runs the same updates
-(``SAC.train(gradient_steps=N)`` on a buffer of random transitions) in the same process.
+(``SAC.train(gradient_steps=N)`` on a buffer of random transitions) in the same process. With
+``--compile``, our SAC built with ``compile=True`` (the update captured by ``torch.compile``;
+CUDA graphs on a GPU) runs the same updates too, after a warm-up that includes its compile.
 
-Run ``python -m benchmarks.torch_learner_speed [--updates 200] [--sb3] [--output FILE]``; it
+Run ``python -m benchmarks.torch_learner_speed [--updates 200] [--sb3] [--compile]
+[--batches 256 4096] [--output FILE]``; it
 needs torch (``nox -s torch``'s environment, or any venv with ``parl-algos-ac[torch]``).
 """
 
@@ -51,13 +54,13 @@ def _timed(step: Callable[[], object], updates: int, device: str) -> float:
     return updates / (time.perf_counter() - start)
 
 
-def ours(device: str, batch: int, updates: int) -> float:
-    """Updates per second of our torch SAC on ``device``."""
+def ours(device: str, batch: int, updates: int, compile: bool = False) -> float:
+    """Updates per second of our torch SAC on ``device``, eager or captured."""
     from parl_algos_ac import SAC, GaussianActorCritic
 
     torch.manual_seed(0)
     model = GaussianActorCritic(OBS_DIM, ACT_DIM, HIDDEN, backend="torch")
-    sac = SAC(model, alpha="auto").to(device)
+    sac = SAC(model, alpha="auto", device=device, compile=compile)
     g = torch.Generator().manual_seed(0)
     obs, next_obs = (torch.randn(batch, OBS_DIM, generator=g).to(device) for _ in range(2))
     action = (torch.rand(batch, ACT_DIM, generator=g) * 2 - 1).to(device)
@@ -103,24 +106,35 @@ def sb3(device: str, batch: int, updates: int) -> float:
     return _timed(lambda: model.train(gradient_steps=1, batch_size=batch), updates, device)
 
 
+def _figure(value: float | None) -> str:
+    return f"{value:,.0f}" if value else ""
+
+
+def _ratio(value: float | None, baseline: float | None) -> str:
+    return f"{value / baseline:.2f}×" if value and baseline else ""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--updates", type=int, default=200, help="timed updates per case")
     parser.add_argument("--sb3", action="store_true", help="also SB3's SAC, same process")
+    parser.add_argument("--compile", action="store_true", help="also ours with compile=True")
+    parser.add_argument("--batches", type=int, nargs="+", default=list(BATCHES))
     parser.add_argument("--output", help="write the table (markdown) here too")
     args = parser.parse_args()
     rows = [
-        "| device | batch | ours, updates/s | SB3, updates/s | ours / SB3 |",
-        "|---|---|---|---|---|",
+        "| device | batch | ours, updates/s | ours captured, updates/s | captured / eager "
+        "| SB3, updates/s | ours / SB3 |",
+        "|---|---|---|---|---|---|---|",
     ]
     for device in devices():
-        for batch in BATCHES:
+        for batch in args.batches:
             mine = ours(device, batch, args.updates)
+            captured = ours(device, batch, args.updates, compile=True) if args.compile else None
             theirs = sb3(device, batch, args.updates) if args.sb3 else None
-            ratio = f"{mine / theirs:.2f}×" if theirs else ""
             rows.append(
-                f"| {device} | {batch} | {mine:,.0f} | {f'{theirs:,.0f}' if theirs else ''} "
-                f"| {ratio} |"
+                f"| {device} | {batch} | {mine:,.0f} | {_figure(captured)} "
+                f"| {_ratio(captured, mine)} | {_figure(theirs)} | {_ratio(mine, theirs)} |"
             )
             print(rows[-1], flush=True)
     threads = torch.get_num_threads()
