@@ -11,6 +11,7 @@ lists, on a GPU.
 
 from __future__ import annotations
 
+import copy
 import logging
 
 import pytest
@@ -21,6 +22,25 @@ pytestmark = pytest.mark.torch
 from .learners import LEARNERS  # noqa: E402
 
 STEPS = 4
+
+
+def _tensors(output) -> list:
+    """The tensors of what ``learn`` returned: a tensor, a tuple, or an object of tensors
+    (IMPALA's ``VTraceLoss``)."""
+    if isinstance(output, (tuple, list)):
+        return [t for item in output for t in _tensors(item)]
+    if hasattr(output, "__dict__"):
+        return _tensors(list(vars(output).values()))
+    return [output]
+
+
+def _half(value):
+    """A batch input cut to half its first axis (every agent's, for MADDPG's lists)."""
+    if isinstance(value, list):
+        return [_half(item) for item in value]
+    if isinstance(value, torch.Tensor) and value.ndim:
+        return value[: max(1, value.shape[0] // 2)]
+    return value
 
 
 def _weights(algorithm) -> dict[str, torch.Tensor]:
@@ -49,7 +69,7 @@ def _compare(name, caplog) -> None:
         expected = eager.learn(*batch)
         torch.manual_seed(step)
         got = captured.learn(*batch)
-        torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(_tensors(got), _tensors(expected), rtol=1e-5, atol=1e-6)
     captured_weights = _weights(captured)
     for key, value in _weights(eager).items():
         # Adam divides by the gradients' root mean square: rounding differences of 1e-7 in a
@@ -57,17 +77,26 @@ def _compare(name, caplog) -> None:
         torch.testing.assert_close(captured_weights[key], value, rtol=1e-4, atol=1e-5, msg=key)
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="parl"):
-        smaller = [x[:4] if isinstance(x, torch.Tensor) and x.ndim else x for x in batch]
+        smaller = [_half(x) for x in batch]
         torch.manual_seed(STEPS)
         expected = eager.learn(*smaller)
         torch.manual_seed(STEPS)
         got = captured.learn(*smaller)  # another batch size: eager, not a recompile
         captured.learn(*smaller)
-    torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(_tensors(got), _tensors(expected), rtol=1e-5, atol=1e-6)
     warnings = [r.getMessage() for r in caplog.records if "compile=True" in r.getMessage()]
     # One message per captured step that met the new shapes (TD3's two steps both did).
     assert len(warnings) == len(methods) and all("eagerly" in w for w in warnings)
     assert sorted(w.split(" ")[0] for w in warnings) == sorted(f"{name}.{m}" for m in methods)
+
+
+def test_a_copy_captures_its_own_update() -> None:
+    algorithm, _ = LEARNERS["TD3"]("cpu", compile=True)
+    clone = copy.deepcopy(algorithm)
+    for method in type(algorithm).captured_methods:
+        captured = getattr(clone, method)
+        assert captured.algorithm is clone and captured.eager.__self__ is clone
+        assert captured.compiled is None  # compiled again at its first call
 
 
 def test_paddle_and_host_updates_run_eagerly_with_one_message(caplog) -> None:

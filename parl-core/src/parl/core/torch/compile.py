@@ -58,17 +58,30 @@ class CapturedLearn:
     Args:
         algorithm: the algorithm; its device at the first call picks the mode (CUDA gets CUDA
             graphs, ``"reduce-overhead"``).
-        learn: its eager ``learn``, bound.
+        learn: its eager ``learn`` (or update step), bound.
+
+    A copy or a pickle of the algorithm holds a fresh one, compiled again at its first call.
     """
 
     def __init__(self, algorithm: Any, learn: Callable[..., Any]) -> None:
         self.algorithm = algorithm
-        self.owner = f"{type(algorithm).__name__}.{learn.__name__}"
-        self.eager = learn
+        self.name = learn.__name__
+        self.owner = f"{type(algorithm).__name__}.{self.name}"
         self.compiled: Callable[..., Any] | None = None
         self.cuda_graphs = False
         self.signature: Hashable | None = None
         self.warned = False
+
+    @property
+    def eager(self) -> Callable[..., Any]:
+        """The class's method bound to the algorithm (the instance attribute is this object)."""
+        method: Callable[..., Any] = getattr(type(self.algorithm), self.name).__get__(
+            self.algorithm
+        )
+        return method
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**vars(self), "compiled": None, "signature": None, "warned": False}
 
     def _compile(self) -> Callable[..., Any]:
         self.cuda_graphs = torch.device(self.algorithm.device).type == "cuda"
