@@ -79,6 +79,8 @@ class Args:
     """Framework: paddle or torch; None: parl.get_backend()."""
     device: str = "cpu"
     """Where the torch backend trains: cpu, cuda or cuda:<index> (paddle: cpu only here)."""
+    compile: bool = False
+    """Capture each update with torch.compile (CUDA graphs on a GPU); paddle runs eagerly."""
     dataset_cache: str | None = None
     """A folder keeping built datasets by their build settings, to load instead of rebuilding
     (delete it after changing the builder's code: the key is the settings, not the code)."""
@@ -235,7 +237,7 @@ def build_agent(args: Args, obs_dim: int, act_dim: int) -> ContinuousAgent:
     """CQL, IQL or BC from the registry."""
     backend = backend_of(args)
     common: dict[str, Any] = {"gamma": args.gamma, "actor_lr": args.actor_lr}
-    common["critic_lr"] = args.critic_lr
+    common |= {"critic_lr": args.critic_lr, "compile": args.compile}
     if args.algo in ("IQL", "BC"):
         model: Any = GaussianActorCriticValue(obs_dim, act_dim, args.hidden_sizes, backend=backend)
         options = {"value_lr": args.critic_lr, "expectile": args.expectile}

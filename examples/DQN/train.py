@@ -53,6 +53,8 @@ class Args:
     """Framework: paddle or torch; None: parl.get_backend() (PARL_BACKEND, else the installed)."""
     device: str = "cpu"
     """Where the torch backend trains: cpu, cuda or cuda:<index> (paddle: cpu only here)."""
+    compile: bool = False
+    """Capture each update with torch.compile (CUDA graphs on a GPU); paddle runs eagerly."""
     dueling: bool = False
     """Use a dueling Q-network instead of a plain MLP."""
     seed: int = 0
@@ -131,6 +133,7 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
         lr=args.lr,
         loss=args.loss,
         max_grad_norm=args.max_grad_norm,
+        compile=args.compile,
     )
     agent = DQNAgent(
         algorithm,

@@ -52,6 +52,8 @@ class Args:
     """Framework: paddle or torch; None: parl.get_backend() (PARL_BACKEND, else the installed)."""
     device: str = "cpu"
     """Where the torch learner trains: cpu, cuda or cuda:<index> (paddle: cpu only here)."""
+    compile: bool = False
+    """Capture each update with torch.compile (CUDA graphs on a GPU); paddle runs eagerly."""
     total_steps: int = 200_000
     """Environment steps over all actors."""
     address: str | None = None
@@ -114,6 +116,7 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
         initial_lr=args.lr,
         max_grad_norm=args.max_grad_norm,
         device=args.device,
+        compile=args.compile,
     )
 
     def learning_rate(env_steps: int) -> float:

@@ -56,6 +56,8 @@ class Args:
     """Framework: paddle or torch; None: parl.get_backend() (PARL_BACKEND, else the installed)."""
     device: str = "cpu"
     """Where the torch backend trains: cpu, cuda or cuda:<index> (paddle: cpu only here)."""
+    compile: bool = False
+    """Capture each update with torch.compile (CUDA graphs on a GPU); paddle runs eagerly."""
     total_steps: int = 100_000
     """Environment steps (each is one step of every agent)."""
     hidden_sizes: tuple[int, ...] = (64, 64)
@@ -116,6 +118,7 @@ def build_agents(args: Args, env: ParallelEnvAdapter, backend: str) -> list[MADD
             tau=args.tau,
             actor_lr=args.actor_lr,
             critic_lr=args.critic_lr,
+            compile=args.compile,
         )
         agents.append(
             MADDPGAgent(

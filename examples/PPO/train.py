@@ -49,6 +49,8 @@ class Args:
     """Framework: paddle or torch; None: parl.get_backend() (PARL_BACKEND, else the installed)."""
     device: str = "cpu"
     """Where the torch backend trains: cpu, cuda or cuda:<index> (paddle: cpu only here)."""
+    compile: bool = False
+    """Capture each update with torch.compile (CUDA graphs on a GPU); paddle runs eagerly."""
     seed: int = 0
     """Seeds the framework, numpy and the environments."""
     total_steps: int = 50_000
@@ -170,6 +172,7 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
         use_clipped_value_loss=args.clip_value_loss,
         continuous_action=continuous,
         target_kl=args.target_kl,
+        compile=args.compile,
     )
     agent = PPOAgent(algorithm, seed=args.seed, device=args.device)
     tracker = EvalTracker(

@@ -53,6 +53,8 @@ class Args:
     """Framework: paddle or torch; None: parl.get_backend() (PARL_BACKEND, else the installed)."""
     device: str = "cpu"
     """Where the torch backend trains: cpu, cuda or cuda:<index> (paddle: cpu only here)."""
+    compile: bool = False
+    """Capture each update with torch.compile (CUDA graphs on a GPU); paddle runs eagerly."""
     total_steps: int = 200_000
     """Environment steps."""
     rnn_hidden_dim: int = 64
@@ -149,6 +151,7 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
         gamma=args.gamma,
         lr=args.lr,
         clip_grad_norm=args.clip_grad_norm,
+        compile=args.compile,
     )
     agent = QMIXAgent(
         algorithm,

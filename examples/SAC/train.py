@@ -57,6 +57,8 @@ class Args:
     """Framework: paddle or torch; None: parl.get_backend()."""
     device: str = "cpu"
     """Where the torch backend trains: cpu, cuda or cuda:<index> (paddle: cpu only here)."""
+    compile: bool = False
+    """Capture each update with torch.compile (CUDA graphs on a GPU); paddle runs eagerly."""
     seed: int = 0
     """Seeds the framework, numpy, the environment, the replay memory and exploration."""
     total_steps: int = 10_000
@@ -119,7 +121,7 @@ def make_training_envs(args: Args) -> gym.vector.VectorEnv:
 
 def build_agent(args: Args, obs_dim: int, act_dim: int, backend: str) -> Any:
     """The model and the algorithm, looked up by name in the registry."""
-    options: dict[str, Any] = {"gamma": args.gamma, "tau": args.tau}
+    options: dict[str, Any] = {"gamma": args.gamma, "tau": args.tau, "compile": args.compile}
     options |= {"actor_lr": args.lr, "critic_lr": args.lr}
     if args.algo in ("SAC", "OAC"):
         model: Any = GaussianActorCritic(

@@ -188,7 +188,7 @@ class A2C(Algorithm):
         entropy_coeff = _entropy_coeff(entropy_coeff)
         obs = ops.as_batch_obs(obs, where)
         batch = obs.shape[0]
-        actions = ops.as_batch_actions(actions, batch, where)
+        given_actions, actions = actions, ops.as_batch_actions(actions, batch, where)
         advantages = ops.as_batch_vector(advantages, batch, "advantages", where)
         target_values = ops.as_batch_vector(target_values, batch, "target_values", where)
         obs, actions, advantages, target_values = (
@@ -201,7 +201,7 @@ class A2C(Algorithm):
                 f"values {list(values.shape)} for {batch} observations; expected "
                 f"[{batch}, act_dim] and [{batch}]"
             )
-        ops.check_action_range(actions, dist.logits.shape[-1], where)
+        ops.check_action_range(given_actions, dist.logits.shape[-1], where)  # host data only
 
         pi_loss = -ops.sum(dist.log_prob(actions) * advantages)
         vf_loss = 0.5 * ops.sum((values - target_values).square())

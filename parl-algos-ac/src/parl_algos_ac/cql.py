@@ -264,12 +264,16 @@ class CQL(SAC):
             temperature=cfg.temperature,
             min_q_weight=cfg.min_q_weight,
         )
+        gap = penalty - cfg.lagrange_thresh
         if self.alpha_prime_optimizer is not None:
-            gap = penalty - cfg.lagrange_thresh
-            alpha_prime = ops.clip(self.log_alpha_prime.exp(), 0.0, _ALPHA_PRIME_MAX)
-            self._minimize(self.alpha_prime_optimizer, -ops.mean(alpha_prime * gap.detach()))
-            penalty = alpha_prime.detach() * gap
+            penalty = self.alpha_prime.detach() * gap
         total_penalty = ops.sum(penalty)
         loss = self._minimize(self.critic_optimizer, mse + total_penalty)
+        if self.alpha_prime_optimizer is not None:
+            # After the critic's step, from a fresh forward pass: the two backward passes then
+            # share no graph, which a captured update (compile=True) needs. log_alpha_prime is
+            # unchanged by the critic's step, so α' is the value the penalty above used.
+            alpha_prime = ops.clip(self.log_alpha_prime.exp(), 0.0, _ALPHA_PRIME_MAX)
+            self._minimize(self.alpha_prime_optimizer, -ops.mean(alpha_prime * gap.detach()))
         self.penalty = total_penalty.detach()
         return loss, mse.detach()

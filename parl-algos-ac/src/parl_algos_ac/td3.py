@@ -7,6 +7,7 @@ from typing import Any
 
 from parl.core.config import AlgorithmConfig
 from parl.core.ops import Tensor
+from parl.core.transitions import Transitions
 
 from pydantic import Field, NonNegativeFloat, PositiveInt
 
@@ -56,6 +57,8 @@ class TD3(DDPG):
     Config = TD3Config
     config: TD3Config
     checkpoint_state = ("total_it",)
+    # The counter stays in Python, outside the captured steps (compile=True).
+    captured_methods = ("_critic_step", "_full_step")
 
     def __init__(
         self,
@@ -97,10 +100,19 @@ class TD3(DDPG):
         """
         batch = self._transitions(obs, action, reward, next_obs, terminal)
         self.total_it += 1
-        critic_loss = self._learn_critic(batch.obs, batch.action, self._target(batch))
         if self.total_it % self.config.policy_freq == 0:
-            self._minimize(self.actor_optimizer, self._actor_loss(batch.obs))
-            self.sync_target()
+            return self._full_step(batch)
+        return self._critic_step(batch)
+
+    def _critic_step(self, batch: Transitions) -> Tensor:
+        """A critic step; returns its loss."""
+        return self._learn_critic(batch.obs, batch.action, self._target(batch))
+
+    def _full_step(self, batch: Transitions) -> Tensor:
+        """A critic step, an actor step and a soft target update; returns the critic loss."""
+        critic_loss = self._critic_step(batch)
+        self._minimize(self.actor_optimizer, self._actor_loss(batch.obs))
+        self.sync_target()
         return critic_loss
 
     def _next_action(self, next_obs: Tensor) -> Tensor:

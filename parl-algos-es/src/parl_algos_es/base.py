@@ -48,6 +48,7 @@ class EvolutionAlgorithm(Algorithm):
     """
 
     checkpoint_state: ClassVar[tuple[str, ...]] = ("rng", "solver_vector", "solver_scalars")
+    captured_methods: ClassVar[tuple[str, ...]] = ()  # numpy search: compile=True captures none
 
     def __init__(
         self,

@@ -250,6 +250,7 @@ class IMPALA(Algorithm):
         ops, where = self.ops, "IMPALA.learn"
         obs = ops.move(ops.as_batch_obs(obs, where), self.device)
         rows = self._check_batch(obs, where)
+        given_actions = actions
         actions = ops.move(ops.as_batch_actions(actions, rows, where), self.device)
         behaviour_logits = ops.to_tensor(behaviour_logits, "float32", self.device)
         rewards = ops.move(ops.as_batch_vector(rewards, rows, "rewards", where), self.device)
@@ -270,7 +271,7 @@ class IMPALA(Algorithm):
                 f"[{rows}, {n_actions}]: one row of logits per step, as wide as model.policy's "
                 f"{n_actions} actions"
             )
-        ops.check_action_range(actions, n_actions, where)
+        ops.check_action_range(given_actions, n_actions, where)  # host data only
         behaviour = Categorical(behaviour_logits)
         values = self._values(obs, rows, where)
         loss = self._loss(target, behaviour, actions, rewards, dones, values, entropy_coeff)

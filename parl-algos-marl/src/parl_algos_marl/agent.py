@@ -250,7 +250,7 @@ class QMIXAgent(Agent):
         self.learn_steps += 1
         if self.learn_steps % self.update_target_interval == 0:
             self.alg.sync_target()
-        return loss, td_error
+        return float(loss), float(td_error)
 
     def _standardised(self, batch: Sequence[ArrayLike]) -> tuple[list[Any], np.ndarray]:
         """The batch with standardised rewards, and the moments including its real steps."""
@@ -435,7 +435,7 @@ class COMAAgent(Agent):
         self.learn_steps += 1
         if self.learn_steps % self.update_target_interval == 0:
             self.alg.sync_target()
-        return stats
+        return COMAStats(*(float(value) for value in stats))
 
 
 class MAPPOAgent(Agent):

@@ -56,13 +56,15 @@ class COMAConfig(AlgorithmConfig):
 
 
 class COMAStats(NamedTuple):
-    """What one :meth:`COMA.learn` call reports, as floats."""
+    """What one :meth:`COMA.learn` call reports: scalar tensors from the algorithm (read
+    back only when logged, so that an update never waits for the device), floats from
+    :meth:`COMAAgent.learn <parl_algos_marl.COMAAgent.learn>`."""
 
-    critic_loss: float
+    critic_loss: Any
     """The masked mean squared error of the critic against its TD(lambda) targets."""
-    actor_loss: float
+    actor_loss: Any
     """The policy-gradient loss (with the entropy bonus) the actor stepped on."""
-    entropy: float
+    entropy: Any
     """The policy's mean entropy over the real agent-steps."""
 
 
@@ -159,6 +161,7 @@ class COMA(Algorithm):
         self.critic_optimizer = self._optimizer(model.get_critic_params(), self.config.critic_lr)
         others = 1.0 - np.kron(np.eye(n_agents), np.ones((1, n_actions)))
         self._others_mask = others.astype(np.float32)  # [n_agents, n_agents * n_actions]
+        self._on_device: dict[str, tuple[Tensor, Tensor]] = {}
         if device is not None:
             self.to(device)
 
@@ -250,7 +253,7 @@ class COMA(Algorithm):
         inputs = self._critic_inputs(batch)
         q_values, critic_loss = self._critic_step(batch, inputs)
         actor_loss, entropy = self._actor_step(batch, q_values, epsilon)
-        return COMAStats(float(critic_loss), float(actor_loss), float(entropy))
+        return COMAStats(critic_loss, actor_loss, entropy)
 
     def _critic_inputs(self, batch: EpisodeTensors) -> Tensor:
         """The critic's input rows ``[B, T, n_agents, critic_input_dim]``."""
@@ -260,8 +263,7 @@ class COMA(Algorithm):
         actions = ops.one_hot(batch.actions, self.n_actions)  # [B, T, n, A]
         previous = ops.concat([actions[:, :1] * 0.0, actions[:, :-1]], axis=1)
         joint = actions.reshape([size, steps, 1, -1])
-        others = ops.to_tensor(self._others_mask, "float32", self.device)
-        ids = ops.to_tensor(np.eye(n, dtype=np.float32), "float32", self.device)
+        others, ids = self._critic_constants()
         return ops.concat(
             [
                 ops.broadcast_to(batch.state.unsqueeze(2), [*rows, batch.state.shape[-1]]),
@@ -272,6 +274,18 @@ class COMA(Algorithm):
             ],
             axis=-1,
         )
+
+    def _critic_constants(self) -> tuple[Tensor, Tensor]:
+        """The others-actions mask and the agents' one-hot ids on the device, copied there
+        once per device rather than once per update."""
+        key = str(self.device)
+        if key not in self._on_device:
+            ops, eye = self.ops, np.eye(self.n_agents, dtype=np.float32)
+            self._on_device[key] = (
+                ops.to_tensor(self._others_mask, "float32", self.device),
+                ops.to_tensor(eye, "float32", self.device),
+            )
+        return self._on_device[key]
 
     def _critic_step(self, batch: EpisodeTensors, inputs: Tensor) -> tuple[Tensor, Tensor]:
         """Step the critic on its TD(lambda) error; return its values before the step

@@ -9,6 +9,8 @@ from typing import Any
 
 from parl.core.ops import Tensor
 
+import numpy as np
+
 __all__ = ["EpisodeTensors"]
 
 
@@ -93,8 +95,6 @@ class EpisodeTensors:
                 f"{where}: available_actions_batch must be [{size}, {steps}, {n_agents}, "
                 f"{width}], got {list(available_t.shape)}"
             )
-        if n_actions is not None and bool(((actions_t < 0) | (actions_t >= n_actions)).any()):
-            raise ValueError(f"{where}: actions_batch must hold actions in [0, {n_actions})")
         columns = {
             name: _column(ops.to_tensor(value, "float32", device), size, steps, name, where)
             for name, value in (
@@ -103,19 +103,11 @@ class EpisodeTensors:
                 ("filled_batch", filled),
             )
         }
-        for name in ("terminated_batch", "filled_batch"):
-            column = columns[name]
-            if bool(((column != 0) & (column != 1)).any()):
-                raise ValueError(f"{where}: {name} must hold 0 or 1 only")
+        _check_host_values(actions, terminated, filled, n_actions, (size, steps), where)
         filled_t, terminated_t = columns["filled_batch"], columns["terminated_batch"]
         # A transition counts unless it is padding or its episode terminated before it.
         ended_before = ops.cumsum(terminated_t, axis=1) - terminated_t
         mask = (1.0 - filled_t) * ops.to_tensor(ended_before == 0, "float32")
-        if float(ops.sum(mask[:, :-1])) == 0:
-            raise ValueError(
-                f"{where}: the masks leave no transition to learn from (filled_batch marks "
-                "padding with 1: is every step marked as padding?)"
-            )
         return cls(
             state=state_t,
             obs=obs_t,
@@ -124,6 +116,38 @@ class EpisodeTensors:
             terminated=terminated_t[:, :-1],
             unavailable=ops.to_tensor(available_t == 0, "float32"),
             mask=mask[:, :-1],
+        )
+
+
+def _check_host_values(
+    actions: Any,
+    terminated: Any,
+    filled: Any,
+    n_actions: int | None,
+    shape: tuple[int, int],
+    where: str,
+) -> None:
+    """Refuse actions out of range, flags other than 0/1 and masks that leave no transition,
+    reading host data (numpy arrays, lists) only: reading a tensor's values back would make
+    the host wait for the device on every update, so a tensor is trusted for its values."""
+    host = (np.ndarray, list, tuple)
+    if n_actions is not None and isinstance(actions, host):
+        given = np.asarray(actions)
+        if ((given < 0) | (given >= n_actions)).any():
+            raise ValueError(f"{where}: actions_batch must hold actions in [0, {n_actions})")
+    if not (isinstance(terminated, host) and isinstance(filled, host)):
+        return
+    flags = {}
+    for name, value in (("terminated_batch", terminated), ("filled_batch", filled)):
+        flags[name] = np.asarray(value, np.float32).reshape(shape)
+        if ((flags[name] != 0) & (flags[name] != 1)).any():
+            raise ValueError(f"{where}: {name} must hold 0 or 1 only")
+    ended = flags["terminated_batch"]
+    counted = (1.0 - flags["filled_batch"]) * ((np.cumsum(ended, axis=1) - ended) == 0)
+    if not counted[:, :-1].any():
+        raise ValueError(
+            f"{where}: the masks leave no transition to learn from (filled_batch marks "
+            "padding with 1: is every step marked as padding?)"
         )
 
 

@@ -122,8 +122,7 @@ class RNNAgentModel(Model):
         self.fc2 = self.nn.Linear(hidden_dim, positive_int("n_actions", n_actions))
 
     def init_hidden(self) -> Tensor:
-        zeros = np.zeros((1, self.hidden_dim), np.float32)
-        return self.ops.to_tensor(zeros, "float32", self.ops.device_of(self))
+        return self.ops.zeros([1, self.hidden_dim], "float32", self.ops.device_of(self))
 
     def forward(self, obs: Tensor, hidden: Tensor) -> tuple[Tensor, Tensor]:
         x = self.relu(self.fc1(obs))

@@ -153,7 +153,7 @@ class QMIX(Algorithm):
         obs_batch: Any,
         available_actions_batch: Any,
         filled_batch: Any,
-    ) -> tuple[float, float]:
+    ) -> tuple[Tensor, Tensor]:
         """One RMSProp step on the masked mean squared TD error of ``Q_tot``.
 
         Step ``t`` of ``T`` holds the observations and state seen at ``t`` and the actions,
@@ -175,7 +175,9 @@ class QMIX(Algorithm):
                 (PARL's convention).
 
         Returns:
-            ``(loss, mean_td_error)`` as floats.
+            ``(loss, mean_td_error)`` as scalar tensors (PARL returned floats; reading them
+            makes the host wait for the device, so do it only when logging). Tensor inputs are
+            not read back: the 0/1 and empty-mask checks run on numpy inputs only.
         """
         ops = self.ops
         batch = EpisodeTensors.check(
@@ -213,7 +215,7 @@ class QMIX(Algorithm):
         count = ops.sum(batch.mask)
         loss = ops.sum(masked_td.square()) / count
         ops.step(self.optimizer, loss)
-        return float(loss.detach()), float(ops.sum(masked_td.detach()) / count)
+        return loss.detach(), ops.sum(masked_td.detach()) / count
 
     def _unroll(self, model: Any, obs: Tensor) -> Tensor:
         """Run the agent network over the episodes: Q values ``[B, T, n_agents, n_actions]``."""

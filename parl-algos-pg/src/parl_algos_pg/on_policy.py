@@ -8,8 +8,6 @@ from parl.core.distributions import Categorical, DiagGaussian
 from parl.core.neutral import Algorithm
 from parl.core.ops import Tensor
 
-import numpy as np
-
 __all__ = ["OnPolicyAlgorithm"]
 
 
@@ -112,9 +110,8 @@ class OnPolicyAlgorithm(Algorithm):
                 )
         else:
             action = ops.as_batch_actions(given, batch, where, self._actions_hint(False))
-            # Numpy input is checked before it becomes a tensor: no read back from a device.
-            checked = action if isinstance(given, self.backend.tensor_type) else np.asarray(given)
-            ops.check_action_range(checked, width, where)
+            # Host input is checked before it becomes a tensor; a tensor is not read back.
+            ops.check_action_range(given, width, where)
         return ops.move(action, self.device)
 
     def _width(self, obs: Tensor, where: str) -> int:

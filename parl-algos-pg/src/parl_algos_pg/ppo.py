@@ -169,6 +169,8 @@ class PPO(OnPolicyAlgorithm):
 
     Config = PPOConfig
     required_model_methods = ("policy", "value")
+    # compile=True captures the minibatch step, which learn and learn_epochs share.
+    captured_methods = ("_step",)
     config: PPOConfig
 
     def __init__(
@@ -270,7 +272,7 @@ class PPO(OnPolicyAlgorithm):
         batch_logprob: Any,
         batch_adv: Any,
         lr: float | None = None,
-    ) -> tuple[float, float, float]:
+    ) -> tuple[Tensor, Tensor, Tensor]:
         """Take one gradient step on a minibatch (PARL's signature).
 
         Args:
@@ -285,8 +287,9 @@ class PPO(OnPolicyAlgorithm):
                 one (PARL's ``if lr:``, so a schedule that ends at exactly 0 does not fail).
 
         Returns:
-            ``(value_loss, action_loss, entropy_loss)`` as floats (entropy is the mean policy
-            entropy, a bonus).
+            ``(value_loss, action_loss, entropy_loss)`` as scalar tensors (entropy is the mean
+            policy entropy, a bonus): PARL returned floats; call ``float`` on them only when
+            logging, which saves a wait for the device per step.
 
         Raises:
             ValueError: a shape disagrees with the batch or the model's outputs, or a discrete
@@ -298,7 +301,7 @@ class PPO(OnPolicyAlgorithm):
             batch_obs, batch_action, batch_value, batch_return, batch_logprob, batch_adv, where
         )
         self._set_lr(lr)
-        stats = self.ops.to_numpy(self._step(batch, where)).tolist()
+        stats = self._step(batch, where)
         return stats[0], stats[1], stats[2]
 
     def learn_epochs(
@@ -478,13 +481,16 @@ class PPO(OnPolicyAlgorithm):
 
     def _whole_numbers(self, action: Any, where: str) -> Any:
         """Discrete actions held as floats (PARL's Atari PPO stores them in a float buffer) as
-        int64 numpy; other actions as they are. A fractional value is refused, not truncated."""
+        int64; other actions as they are. A fractional value in host data (numpy) is refused,
+        not truncated; a float tensor is cast where it lives, unread (no wait for the device)."""
         is_tensor = isinstance(action, self.backend.tensor_type)
         floats = action.is_floating_point() if is_tensor else np.asarray(action).dtype.kind == "f"
         shape = tuple(action.shape) if is_tensor else np.shape(action)
         if not floats or not (len(shape) == 1 or (len(shape) == 2 and shape[1] == 1)):
             return action
-        values = np.asarray(self.ops.to_numpy(action) if is_tensor else action, np.float64)
+        if is_tensor:
+            return self.ops.to_tensor(action, "int64")
+        values = np.asarray(action, np.float64)
         bad = values[~np.isfinite(values) | (values != np.round(values))]
         if bad.size:
             raise ValueError(

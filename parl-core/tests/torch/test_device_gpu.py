@@ -15,6 +15,7 @@ torch = pytest.importorskip("torch")
 if not torch.cuda.is_available():
     pytest.skip("needs a CUDA GPU: moves an agent's algorithm to it", allow_module_level=True)
 
+from .learners import LEARNERS  # noqa: E402
 from .test_core import OneHot, PARLStyleAgent, Regression, RegressionAgent  # noqa: E402
 
 
@@ -34,3 +35,38 @@ def test_setting_the_device_moves_models_optimizer_state_and_learnable_scalars()
     assert all(t.device.type == "cpu" for t in [*alg.model.parameters(), alg.scale])
     built_on_gpu = PARLStyleAgent(Regression(OneHot()), torch.device("cuda"), before=True)
     assert all(p.device.type == "cuda" for p in built_on_gpu.alg.model.parameters())
+
+
+@pytest.mark.parametrize("name", sorted(LEARNERS))
+def test_learn_on_the_gpu_never_synchronises(name: str) -> None:
+    """Every registered torch algorithm's update on a batch already on the GPU: torch raises on
+    any synchronising call (a scalar read, a copy to the host, a blocking copy from it)."""
+    torch.manual_seed(0)
+    algorithm, batch = LEARNERS[name]("cuda")
+    for _ in range(2):  # the optimizers' slots exist from here on
+        algorithm.learn(*batch)
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        for _ in range(2):
+            algorithm.learn(*batch)
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+
+
+ISSUE_36 = ["DQN", "DDPG", "TD3", "SAC", "OAC", "CQL", "IQL", "PPO", "IMPALA", "MADDPG", "QMIX"]
+
+
+@pytest.mark.parametrize("name", ISSUE_36)
+def test_the_captured_update_equals_the_eager_one_on_the_gpu(name: str) -> None:
+    """compile=True on CUDA (CUDA graphs) against eager, with inductor drawing torch's randoms."""
+    with torch._inductor.config.patch(fallback_random=True):
+        torch.manual_seed(0)
+        eager, batch = LEARNERS[name]("cuda")
+        torch.manual_seed(0)
+        captured, _ = LEARNERS[name]("cuda", compile=True)
+        for step in range(4):
+            torch.manual_seed(step)
+            expected = eager.learn(*batch)
+            torch.manual_seed(step)
+            torch.testing.assert_close(captured.learn(*batch), expected, rtol=1e-4, atol=1e-5)

@@ -57,6 +57,7 @@ def test_both_modules_have_the_same_names_and_signatures() -> None:
         lambda ops, to: ops.concat([to(X), to(Y)], axis=1),
         lambda ops, to: ops.stack([to(X), to(Y)], axis=0),
         lambda ops, to: ops.where(to(X) > 0, to(X), to(Y)),
+        lambda ops, to: ops.zeros([2, 3], "int64"),
         lambda ops, to: ops.softmax(to(X), axis=-1),
         lambda ops, to: ops.log_softmax(to(X), axis=-1),
         lambda ops, to: ops.softplus(to(X)),

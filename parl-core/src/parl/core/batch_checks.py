@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+import numpy as np
+
 __all__ = ["BatchChecks"]
 
 
@@ -105,8 +107,19 @@ class BatchChecks(Generic[TensorT]):
 
     @staticmethod
     def check_action_range(action: Any, n_actions: int, where: str) -> None:
-        """Raise unless every discrete action lies in ``[0, n_actions)``."""
-        low, high = int(action.min()), int(action.max())
+        """Raise unless every discrete action given as host data lies in ``[0, n_actions)``.
+
+        Only numpy arrays, lists and tuples are read: pass ``learn``'s input as given, before
+        it becomes a tensor. A tensor is not checked, since reading its values would make the
+        host wait for the device on every update; an index out of range then fails in the
+        framework's own gather.
+        """
+        if not isinstance(action, (np.ndarray, list, tuple)):
+            return
+        array = np.asarray(action)
+        if array.size == 0:
+            return
+        low, high = int(array.min()), int(array.max())
         if low < 0 or high >= n_actions:
             raise ValueError(
                 f"{where}: actions must lie in [0, {n_actions}) for a model with {n_actions} "

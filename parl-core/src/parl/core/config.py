@@ -52,6 +52,10 @@ class AlgorithmConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
+    compile: bool = False
+    """Capture each ``learn`` update with ``torch.compile`` (CUDA graphs on a GPU); paddle, and
+    calls whose shapes differ from the first's, run eagerly with one logged warning."""
+
     @classmethod
     def build(
         cls: type[ConfigT], base: ConfigT | Mapping[str, Any] | None = None, **overrides: Any

@@ -18,6 +18,7 @@ This module imports neither framework.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -29,6 +30,8 @@ from parl.core.ops import ops_for, ops_of_backend
 from parl.core.replicas import BatchReduction, Replicas
 
 __all__ = ["Agent", "Algorithm", "Model"]
+
+_logger = logging.getLogger("parl")
 
 
 class Model:
@@ -114,6 +117,10 @@ class Algorithm(AlgorithmBase):
     replicas: Replicas | None = None
     """The data-parallel group this algorithm learns in (:mod:`parl.core.replicas`; set by
     :class:`parl.core.torch.data_parallel.DataParallel`); None: this process alone."""
+    captured_methods: ClassVar[tuple[str, ...]] = ("learn",)
+    """The methods that ``compile=True`` captures, each for the signature of its first call:
+    ``learn`` as a whole, or the update steps it calls where ``learn`` keeps a Python counter
+    (TD3's delayed actor step); empty for an algorithm that updates on the host (numpy)."""
 
     def __init__(
         self,
@@ -128,6 +135,20 @@ class Algorithm(AlgorithmBase):
         self.model_class = ops.Model  # type: ignore[misc]
         super().__init__(model, config=config, **options)
         self.device = ops.device_of(model) if device is None else ops.move_algorithm(self, device)
+        if self.config.compile:
+            self._capture()
+
+    def _capture(self) -> None:
+        """``compile=True``: ``learn`` becomes the framework's captured update (compiled at its
+        first call), or stays eager with one logged reason."""
+        if not self.captured_methods:
+            _logger.warning(
+                "%s with compile=True: it updates on the host (numpy), so there is no tensor "
+                "update to capture; learn() runs as it is",
+                type(self).__name__,
+            )
+        for name in self.captured_methods:
+            setattr(self, name, self.ops.capture_learn(self, getattr(self, name)))
 
     @property
     def ops(self) -> ModuleType:

@@ -38,7 +38,6 @@ the framework directly (``benchmarks/core/bench_ops.py`` measures it per backend
 
 from __future__ import annotations
 
-import functools
 from types import ModuleType
 from typing import Any
 
@@ -50,14 +49,22 @@ Tensor = Any
 """A paddle or a torch tensor: framework-free code does not name either type."""
 
 
-@functools.cache
+_LOADED: dict[str, ModuleType] = {}
+
+
 def ops_of_backend(name: str) -> ModuleType:
     """The ops module of framework ``name`` (``"paddle"`` or ``"torch"``), imported.
+
+    Cached in a plain dict, which ``torch.compile`` reads through: a ``functools.cache``
+    wrapper would make it call the import machinery, a graph break at every ``self.ops``.
 
     Raises:
         BackendError: ``name`` is not a backend, or its framework is not installed.
     """
-    return import_framework_module(name, "ops")
+    ops = _LOADED.get(name)
+    if ops is None:
+        ops = _LOADED[name] = import_framework_module(name, "ops")
+    return ops
 
 
 _FRAMEWORK_OF_TYPE: dict[type, str] = {}

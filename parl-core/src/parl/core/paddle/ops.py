@@ -7,8 +7,9 @@ interface is described in :mod:`parl.core.ops`.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from parl.core.paddle.backend import BACKEND
@@ -41,6 +42,7 @@ __all__ = [
     "as_batch_vector",
     "assign",
     "broadcast_to",
+    "capture_learn",
     "check_action_range",
     "clip",
     "concat",
@@ -77,6 +79,7 @@ __all__ = [
     "uniform_like",
     "update_target",
     "where",
+    "zeros",
 ]
 
 no_grad = paddle.no_grad
@@ -88,6 +91,22 @@ where = paddle.where
 def to_tensor(value: Any, dtype: str = "float32", device: Any = None) -> paddle.Tensor:
     """``value`` (numpy, a list or a tensor) as a tensor of ``dtype`` (paddle's current place)."""
     return batch_to_tensor(value, dtype)
+
+
+def zeros(shape: Sequence[int], dtype: str = "float32", device: Any = None) -> paddle.Tensor:
+    """A tensor of zeros made on paddle's current place (no host data copied there)."""
+    return paddle.zeros(list(shape), dtype=getattr(paddle, dtype))
+
+
+def capture_learn(algorithm: Any, learn: Callable[..., Any]) -> Callable[..., Any]:
+    """``learn`` unchanged: ``compile=True`` captures torch updates only (paddle has no
+    ``torch.compile``; its ``paddle.jit.to_static`` is not wired in). Logs that once."""
+    logging.getLogger("parl").warning(
+        "%s with compile=True: paddle has no torch.compile, so learn() runs eagerly (build the "
+        "model with backend='torch' to capture the update)",
+        type(algorithm).__name__,
+    )
+    return learn
 
 
 def move(tensor: paddle.Tensor, device: Any) -> paddle.Tensor:
@@ -520,13 +539,8 @@ def grad(output: paddle.Tensor, wrt: paddle.Tensor) -> paddle.Tensor:
 
 # -- ops added for data on the device (replay memory) -----------------------------------------
 
-__all__ += ["generator", "randint", "zeros"]
+__all__ += ["generator", "randint"]
 
-
-def zeros(shape: Sequence[int], dtype: str, device: Any = None) -> paddle.Tensor:
-    """A tensor of zeros of ``shape`` and ``dtype`` (``"float32"``, ``"uint8"``, ...) made on
-    paddle's current place (no host buffer first)."""
-    return paddle.zeros(list(shape), dtype=getattr(paddle, dtype))
 
 
 class _Generator:

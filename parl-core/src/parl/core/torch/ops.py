@@ -20,6 +20,7 @@ from parl.core.torch.batch import (
     as_batch_vector,
     check_action_range,
 )
+from parl.core.torch.compile import capture_learn
 from parl.core.torch.interop import linear_weight_names
 from parl.core.torch.model import Model
 from parl.core.torch.optim import clip_grad_norm_
@@ -42,6 +43,7 @@ __all__ = [
     "as_batch_vector",
     "assign",
     "broadcast_to",
+    "capture_learn",
     "check_action_range",
     "clip",
     "concat",
@@ -78,6 +80,7 @@ __all__ = [
     "uniform_like",
     "update_target",
     "where",
+    "zeros",
 ]
 
 no_grad = torch.no_grad
@@ -96,6 +99,11 @@ def to_tensor(value: Any, dtype: str = "float32", device: Any = None) -> torch.T
     if isinstance(value, torch.Tensor):
         return value.to(device=device, dtype=target)
     return torch.as_tensor(np.asarray(value, dtype=dtype), device=device)
+
+
+def zeros(shape: Sequence[int], dtype: str = "float32", device: Any = None) -> torch.Tensor:
+    """A tensor of zeros made on ``device`` (no host data copied there)."""
+    return torch.zeros(list(shape), dtype=getattr(torch, dtype), device=device)
 
 
 def move(tensor: torch.Tensor, device: Any) -> torch.Tensor:
@@ -153,8 +161,12 @@ def softplus(x: torch.Tensor) -> torch.Tensor:
 
 
 def one_hot(index: torch.Tensor, n: int) -> torch.Tensor:
-    """float32 one-hot rows ``[*B, n]`` of int64 indices ``[*B]``."""
-    return F.one_hot(index, n).to(torch.float32)
+    """float32 one-hot rows ``[*B, n]`` of int64 indices ``[*B]`` in ``[0, n)``.
+
+    A comparison with ``arange(n)``, not ``F.one_hot``: that one reads the indices' range back
+    to the host, which waits for the device on every call.
+    """
+    return (index.unsqueeze(-1) == torch.arange(n, device=index.device)).to(torch.float32)
 
 
 def broadcast_to(x: torch.Tensor, shape: Sequence[int]) -> torch.Tensor:
@@ -569,13 +581,8 @@ def grad(output: torch.Tensor, wrt: torch.Tensor) -> torch.Tensor:
 
 # -- ops added for data on the device (replay memory) -----------------------------------------
 
-__all__ += ["generator", "randint", "zeros"]
+__all__ += ["generator", "randint"]
 
-
-def zeros(shape: Sequence[int], dtype: str, device: Any = None) -> torch.Tensor:
-    """A tensor of zeros of ``shape`` and ``dtype`` (``"float32"``, ``"uint8"``, ...) made on
-    ``device`` (no host buffer first)."""
-    return torch.zeros(tuple(shape), dtype=getattr(torch, dtype), device=device)
 
 
 def generator(seed: int | None, device: Any = None) -> torch.Generator:
