@@ -332,3 +332,29 @@ def test_networks_start_from_torchs_default_initialisation_on_both_frameworks(ba
             if values.size >= 32:  # spread over the whole range, biases too
                 assert np.abs(values).max() > 0.8 * bound, (name, bound)
                 assert values.std() == pytest.approx(bound / np.sqrt(3), rel=0.25), name
+
+
+@pytest.mark.parametrize("backend", ["paddle", pytest.param("torch", marks=pytest.mark.torch)])
+def test_adam_takes_steps_of_the_learning_rate_where_rmsprop_does_not(backend):
+    # EPyMARL's QMIX optimizer. Adam's first step moves each weight by lr·g/(|g| + eps), about
+    # lr wherever the gradient is not tiny; RMSProp's, by lr·g/sqrt(0.01·g² + 1e-5), depends on g.
+    batch = _random_episodes(np.random.default_rng(0), 4)
+    moves = {}
+    for optimizer in ("adam", "rmsprop"):
+        parl.set_seed(0, backend=backend)
+        alg = QMIX(
+            RNNAgentModel(N_ACTIONS, N_ACTIONS, 8, backend=backend),
+            QMixerModel(N_AGENTS, N_AGENTS * N_ACTIONS, 4, 8, backend=backend),
+            lr=1e-3,
+            clip_grad_norm=10.0,
+            optimizer=optimizer,
+        )
+        before = {name: array.copy() for name, array in alg.get_weights().items()}
+        alg.learn(*batch)
+        moves[optimizer] = np.concatenate(
+            [np.abs(alg.get_weights()[name] - value).ravel() for name, value in before.items()]
+        )
+    assert alg.config.optimizer == "rmsprop"
+    adam, rmsprop = (np.median(moved[moved > 1e-6]) for moved in moves.values())
+    assert adam == pytest.approx(1e-3, rel=0.05)
+    assert rmsprop != pytest.approx(1e-3, rel=0.05)
