@@ -249,13 +249,13 @@ def test_standardised_rewards_keep_small_action_effects_under_a_large_offset(sta
     parl.set_seed(0)
     alg = QMIX(RNNAgentModel(5, 5, 32), QMixerModel(N_AGENTS, 2 * 5, 16, 32), lr=5e-4)
     agent = QMIXAgent(alg, 5, update_target_interval=20, seed=0, standardise_rewards=standardise)
-    for _ in range(100):
+    for _ in range(200):  # from torch's initialisation it finds them after ~150 (chance at 100)
         agent.learn(*buffer.sample_batch(16))
     accuracy = _greedy_accuracy(agent, 1)
     if standardise:
         assert accuracy >= 0.95, accuracy
         mean, _, count = agent.reward_moments
-        assert count == 100 * 16 * 5 and mean == pytest.approx(-5 + 0.1 / 5, abs=0.01)
+        assert count == 200 * 16 * 5 and mean == pytest.approx(-5 + 0.1 / 5, abs=0.01)
     else:
         assert accuracy < 0.6, f"the offset no longer hides the actions ({accuracy}): see QMIXAgent"
 
