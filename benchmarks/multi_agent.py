@@ -28,18 +28,18 @@ from benchmarks._report import ROOT, header, markdown_table
 RESULTS = ROOT / "benchmarks" / "results"
 #: Steps per episode of every multi-agent benchmark (PARL's and EPyMARL's MPE time limit).
 MAX_CYCLES = 25
-#: A policy: the team's observations and a generator in, one action per agent out.
-Policy = Callable[[TeamEnv, np.random.Generator], tuple[int, ...]]
+#: A policy: each agent's number of actions and a generator in, one action per agent out.
+Policy = Callable[[Sequence[int], np.random.Generator], tuple[int, ...]]
 
 
-def random_policy(env: TeamEnv, rng: np.random.Generator) -> tuple[int, ...]:
-    """Each agent's action drawn uniformly from its own action space."""
-    return tuple(int(rng.integers(space.n)) for space in env.action_space)
+def random_policy(act_shape_n: Sequence[int], rng: np.random.Generator) -> tuple[int, ...]:
+    """Each agent's action drawn uniformly from its own actions."""
+    return tuple(int(rng.integers(n)) for n in act_shape_n)
 
 
-def still_policy(env: TeamEnv, rng: np.random.Generator) -> tuple[int, ...]:
+def still_policy(act_shape_n: Sequence[int], rng: np.random.Generator) -> tuple[int, ...]:
     """Every agent takes action 0 (no movement, or the speaker's first word)."""
-    return tuple(0 for _ in env.action_space)
+    return tuple(0 for _ in act_shape_n)
 
 
 BASELINES: dict[str, Policy] = {"random": random_policy, "still": still_policy}
@@ -47,14 +47,15 @@ BASELINES: dict[str, Policy] = {"random": random_policy, "still": still_policy}
 
 def baseline_return(task: str, policy: Policy, episodes: int = 100, seed: int = 0) -> float:
     """Mean team return of ``policy`` on ``task`` over ``episodes`` whole episodes."""
-    env = TeamEnv(ParticleEnv(task, max_cycles=MAX_CYCLES))
+    particle = ParticleEnv(task, max_cycles=MAX_CYCLES)
+    env = TeamEnv(particle)
     rng = np.random.default_rng(seed)
     returns = []
     for episode in range(episodes):
         env.reset(seed=seed + episode)
         total, done = 0.0, False
         while not done:
-            _, reward, terminated, truncated, _ = env.step(policy(env, rng))
+            _, reward, terminated, truncated, _ = env.step(policy(particle.act_shape_n, rng))
             total, done = total + reward, terminated or truncated
         returns.append(total)
     env.close()
