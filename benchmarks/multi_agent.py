@@ -48,6 +48,7 @@ BASELINES: dict[str, Policy] = {"random": random_policy, "still": still_policy}
 def baseline_return(task: str, policy: Policy, episodes: int = 100, seed: int = 0) -> float:
     """Mean team return of ``policy`` on ``task`` over ``episodes`` whole episodes."""
     particle = ParticleEnv(task, max_cycles=MAX_CYCLES)
+    counts = [n for n in particle.act_shape_n if isinstance(n, int)]  # discrete: action counts
     env = TeamEnv(particle)
     rng = np.random.default_rng(seed)
     returns = []
@@ -55,7 +56,7 @@ def baseline_return(task: str, policy: Policy, episodes: int = 100, seed: int = 
         env.reset(seed=seed + episode)
         total, done = 0.0, False
         while not done:
-            _, reward, terminated, truncated, _ = env.step(policy(particle.act_shape_n, rng))
+            _, reward, terminated, truncated, _ = env.step(policy(counts, rng))
             total, done = total + reward, terminated or truncated
         returns.append(total)
     env.close()
