@@ -16,6 +16,7 @@ Each is written once for paddle and torch: ``backend=`` picks the framework (def
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -35,16 +36,35 @@ LOG_STD_MIN, LOG_STD_MAX = -20.0, 2.0
 
 
 def mlp(
-    in_dim: int, out_dim: int, hidden_sizes: Sequence[int], *, backend: str | None = None
+    in_dim: int,
+    out_dim: int,
+    hidden_sizes: Sequence[int],
+    *,
+    backend: str | None = None,
+    fan_in_init: bool = False,
 ) -> Any:
     """A ReLU MLP ``in_dim → hidden_sizes → out_dim`` with a linear output, of the framework
-    ``backend`` (default :func:`parl.get_backend`)."""
-    nn = ops_of_backend(backend or get_backend()).nn
+    ``backend`` (default :func:`parl.get_backend`).
+
+    ``fan_in_init`` draws every weight and bias from ``U(±1/√fan_in)`` on both frameworks
+    (torch's default); without it each framework initialises its own way (paddle: Xavier-uniform
+    weights and zero biases)."""
+    ops = ops_of_backend(backend or get_backend())
     sizes = [positive_int("in_dim", in_dim), *hidden_sizes, positive_int("out_dim", out_dim)]
     layers: list[Any] = []
     for fan_in, fan_out in itertools.pairwise(sizes):
-        layers += [nn.Linear(fan_in, fan_out), nn.ReLU()]
-    return nn.Sequential(*layers[:-1])
+        layer = (
+            fan_in_linear(ops, fan_in, fan_out) if fan_in_init else ops.nn.Linear(fan_in, fan_out)
+        )
+        layers += [layer, ops.nn.ReLU()]
+    return ops.nn.Sequential(*layers[:-1])
+
+
+def fan_in_linear(ops: Any, fan_in: int, fan_out: int) -> Any:
+    """A ``Linear`` layer of ``ops``' framework with weights and bias from ``U(±1/√fan_in)``:
+    torch's default, and what PyMARL's QMIX networks start from on either framework."""
+    bound = 1.0 / math.sqrt(fan_in)
+    return ops.linear(fan_in, fan_out, bound, bound)
 
 
 class MAModel(Model):
@@ -104,6 +124,10 @@ class RNNAgentModel(Model):
     ``[N, hidden_dim]`` (``N`` = batch × agents) and returns ``(q [N, n_actions], hidden)``;
     ``init_hidden()`` is the hidden state of an episode's start, ``[1, hidden_dim]``.
 
+    Both Linear layers start from weights and biases in ``U(±1/√fan_in)`` and the GRU cell
+    from ``U(±1/√hidden_dim)`` on either framework (torch's defaults, PyMARL's start): with
+    paddle's own Linear start (Xavier weights, zero biases) QMIX did not learn simple_spread.
+
     Args:
         obs_dim: an agent's observation size (with its one-hot id where the caller adds one).
         n_actions: the number of actions.
@@ -116,10 +140,10 @@ class RNNAgentModel(Model):
     ) -> None:
         super().__init__()
         self.hidden_dim = positive_int("hidden_dim", hidden_dim)
-        self.fc1 = self.nn.Linear(positive_int("obs_dim", obs_dim), hidden_dim)
+        self.fc1 = fan_in_linear(self.ops, positive_int("obs_dim", obs_dim), hidden_dim)
         self.relu = self.nn.ReLU()
-        self.rnn = self.nn.GRUCell(hidden_dim, hidden_dim)
-        self.fc2 = self.nn.Linear(hidden_dim, positive_int("n_actions", n_actions))
+        self.rnn = self.nn.GRUCell(hidden_dim, hidden_dim)  # U(±1/√hidden) on both frameworks
+        self.fc2 = fan_in_linear(self.ops, hidden_dim, positive_int("n_actions", n_actions))
 
     def init_hidden(self) -> Tensor:
         return self.ops.zeros([1, self.hidden_dim], "float32", self.ops.device_of(self))
@@ -137,6 +161,9 @@ class QMixerModel(Model):
     ``abs``, so ``Q_tot`` never decreases when an agent's ``q`` grows (Rashid et al. 2018,
     eq. 5): each agent's greedy action is then the team's. ``forward(agent_qs [B, T, n],
     states [B, T, state_dim])`` returns ``[B, T, 1]``.
+
+    Every hypernetwork layer starts from weights and biases in ``U(±1/√fan_in)`` on either
+    framework, as :class:`RNNAgentModel`.
 
     Args:
         n_agents: the number of agents (QMIX reads it as ``qmixer_model.n_agents``).
@@ -158,11 +185,12 @@ class QMixerModel(Model):
         super().__init__()
         self.n_agents = positive_int("n_agents", n_agents)
         self.embed_dim = positive_int("embed_dim", embed_dim)
-        framework = self.backend_name
-        self.hyper_w1 = mlp(state_dim, n_agents * embed_dim, (hypernet_dim,), backend=framework)
-        self.hyper_b1 = self.nn.Linear(state_dim, embed_dim)
-        self.hyper_w2 = mlp(state_dim, embed_dim, (hypernet_dim,), backend=framework)
-        self.hyper_v = mlp(state_dim, 1, (embed_dim,), backend=framework)
+        framework, fan_in = self.backend_name, {"fan_in_init": True}
+        w1_out = n_agents * embed_dim
+        self.hyper_w1 = mlp(state_dim, w1_out, (hypernet_dim,), backend=framework, **fan_in)
+        self.hyper_b1 = fan_in_linear(self.ops, state_dim, embed_dim)
+        self.hyper_w2 = mlp(state_dim, embed_dim, (hypernet_dim,), backend=framework, **fan_in)
+        self.hyper_v = mlp(state_dim, 1, (embed_dim,), backend=framework, **fan_in)
         self.elu = self.nn.ELU()
 
     def forward(self, agent_qs: Tensor, states: Tensor) -> Tensor:

@@ -4,7 +4,7 @@ and torch."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from parl.core.base import check_model_method
 from parl.core.config import UNSET, AlgorithmConfig
@@ -31,8 +31,11 @@ class QMIXConfig(AlgorithmConfig):
     """Discount factor of future rewards, in (0, 1]."""
 
     lr: PositiveFloat = 5e-4
-    """Learning rate of the RMSProp optimizer (rho 0.99, epsilon 1e-5 inside the square root,
-    as PARL's paddle QMIX)."""
+    """Learning rate of the optimizer."""
+
+    optimizer: Literal["rmsprop", "adam"] = "rmsprop"
+    """``"rmsprop"``: rho 0.99, epsilon 1e-5 inside the square root (PARL's and PyMARL's);
+    ``"adam"``: the framework's defaults (EPyMARL's)."""
 
     clip_grad_norm: PositiveFloat | None = None
     """Clip the gradients' global norm to this value; None does not clip."""
@@ -58,12 +61,14 @@ class QMIX(Algorithm):
     Model contracts (checked at construction): ``agent_model.init_hidden()`` and
     ``agent_model(obs, hidden) → (q, hidden)``; ``qmixer_model(agent_qs, states)`` and a
     ``qmixer_model.n_agents`` number. It runs on the framework of its models (paddle or
-    torch, both of the same one); the optimizer is paddle's RMSProp on both.
+    torch, both of the same one); the optimizer is paddle's RMSProp on both (or Adam,
+    ``optimizer="adam"``).
 
     Args:
         agent_model: e.g. :class:`~parl_algos_marl.models.RNNAgentModel`.
         qmixer_model: e.g. :class:`~parl_algos_marl.models.QMixerModel`.
-        double_q, gamma, lr, clip_grad_norm: see :class:`QMIXConfig`.
+        double_q, gamma, lr, clip_grad_norm: see :class:`QMIXConfig` (``optimizer`` too, as a
+            keyword).
         device: torch only: move both models there (``"cpu"``, ``"cuda"``, ...); None keeps
             them where they are.
         config: a :class:`QMIXConfig` or a mapping of its fields.
@@ -114,13 +119,16 @@ class QMIX(Algorithm):
         self.qmixer_model = qmixer_model
         self.target_model = self.ops.make_target(agent_model)
         self.target_qmixer_model = self.ops.make_target(qmixer_model)
-        self.optimizer = self.ops.rmsprop(
-            [*agent_model.parameters(), *qmixer_model.parameters()],
-            self.config.lr,
-            rho=0.99,
-            epsilon=1e-5,
-            max_grad_norm=self.config.clip_grad_norm,
-        )
+        parameters = [*agent_model.parameters(), *qmixer_model.parameters()]
+        clip = self.config.clip_grad_norm
+        if self.config.optimizer == "adam":
+            self.optimizer = self.ops.adam(parameters, self.config.lr)
+            self._clipped: tuple[list[Any], float | None] = (parameters, clip)
+        else:  # paddle's RMSProp clips inside its step
+            self.optimizer = self.ops.rmsprop(
+                parameters, self.config.lr, rho=0.99, epsilon=1e-5, max_grad_norm=clip
+            )
+            self._clipped = ([], None)
         if device is not None:
             self.to(device)
 
@@ -154,7 +162,7 @@ class QMIX(Algorithm):
         available_actions_batch: Any,
         filled_batch: Any,
     ) -> tuple[Tensor, Tensor]:
-        """One RMSProp step on the masked mean squared TD error of ``Q_tot``.
+        """One optimizer step on the masked mean squared TD error of ``Q_tot``.
 
         Step ``t`` of ``T`` holds the observations and state seen at ``t`` and the actions,
         reward and termination of the transition from ``t``; the last step only supplies the
@@ -214,7 +222,7 @@ class QMIX(Algorithm):
         masked_td = (target - q_tot) * batch.mask
         count = ops.sum(batch.mask)
         loss = ops.sum(masked_td.square()) / count
-        ops.step(self.optimizer, loss)
+        ops.step(self.optimizer, loss, *self._clipped)
         return loss.detach(), ops.sum(masked_td.detach()) / count
 
     def _unroll(self, model: Any, obs: Tensor) -> Tensor:

@@ -197,22 +197,22 @@ class ParallelEnvAdapter:
     def _as_observed(self, index: int) -> np.ndarray:
         """Agent ``index``'s last observation in its ``observation_space`` (padded or not)."""
         own, shape = self._own_obs[index], self.observation_space[index].shape
-        if own.shape == shape:
+        if shape is None or own.shape == shape:
             return own
         return np.pad(own, (0, shape[0] - own.shape[0]))
 
 
 def _padded(spaces: Sequence[gym.Space[Any]]) -> list[gym.Space[Any]]:
     """The 1-D Box observation spaces zero-padded to the longest of them."""
-    if not all(isinstance(space, gym.spaces.Box) and len(space.shape) == 1 for space in spaces):
+    boxes = [space for space in spaces if isinstance(space, gym.spaces.Box)]
+    if len(boxes) != len(spaces) or any(len(box.shape) != 1 for box in boxes):
         raise ValueError(
             f"pad_observations needs 1-D Box observations, got {list(spaces)}; flatten them first "
             "(gymnasium.wrappers.FlattenObservation on each agent's env)"
         )
-    size = max(space.shape[0] for space in spaces)
-    padded = []
-    for space in spaces:
-        assert isinstance(space, gym.spaces.Box)
+    size = max(box.shape[0] for box in boxes)
+    padded: list[gym.Space[Any]] = []
+    for space in boxes:
         extra = size - space.shape[0]
         low = np.concatenate([space.low, np.zeros(extra, space.dtype)])
         high = np.concatenate([space.high, np.zeros(extra, space.dtype)])

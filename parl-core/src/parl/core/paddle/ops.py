@@ -12,6 +12,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+from parl.core.paddle import nn
 from parl.core.paddle.backend import BACKEND
 from parl.core.paddle.batch import (
     as_batch_actions,
@@ -21,7 +22,6 @@ from parl.core.paddle.batch import (
     check_action_range,
 )
 from parl.core.paddle.batch import to_tensor as batch_to_tensor
-from parl.core.paddle import nn
 from parl.core.paddle.model import Model
 from parl.core.paddle.optim import clip_grad_norm_
 from parl.core.paddle.target import make_target, update_target
@@ -540,7 +540,6 @@ def grad(output: paddle.Tensor, wrt: paddle.Tensor) -> paddle.Tensor:
 # -- ops added for data on the device (replay memory) -----------------------------------------
 
 __all__ += ["generator", "randint"]
-
 
 
 class _Generator:

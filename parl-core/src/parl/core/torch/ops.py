@@ -584,7 +584,6 @@ def grad(output: torch.Tensor, wrt: torch.Tensor) -> torch.Tensor:
 __all__ += ["generator", "randint"]
 
 
-
 def generator(seed: int | None, device: Any = None) -> torch.Generator:
     """A random generator of its own on ``device``, seeded with ``seed`` (None: from the OS),
     for :func:`randint`; the framework's default generator is left alone."""
