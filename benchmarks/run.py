@@ -50,6 +50,7 @@ EXAMPLES = {
     "CQL": "CQL",
     "IQL": "CQL",
     "BC": "CQL",
+    "DT": "DT",
 }
 
 

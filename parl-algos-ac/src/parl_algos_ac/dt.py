@@ -252,10 +252,10 @@ class DTAgent(Agent):
 
     def learn(  # type: ignore[override]  # segments
         self, states: Any, actions: Any, returns_to_go: Any, timesteps: Any, mask: Any
-    ) -> float:
-        """One :meth:`DT.learn` step on raw segments (states normalised here); the loss."""
-        loss = self.alg.learn(self.normalise(states), actions, returns_to_go, timesteps, mask)
-        return float(self.to_numpy(loss))
+    ) -> Any:
+        """One :meth:`DT.learn` step on raw segments (states normalised here); returns the
+        loss as a tensor (read it only when logging: that waits for the device)."""
+        return self.alg.learn(self.normalise(states), actions, returns_to_go, timesteps, mask)
 
     def predict(self, obs: ArrayLike) -> np.ndarray:
         """The next action(s) in ``[-1, 1]``: ``[N, act_dim]``, or ``[act_dim]`` for one obs."""
