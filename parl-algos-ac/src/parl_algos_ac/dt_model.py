@@ -33,7 +33,7 @@ class DecisionTransformerModel(Model):
 
     Examples:
         >>> import numpy as np
-        >>> model = DecisionTransformerModel(3, 1, embed_dim=16, num_layers=1, backend="torch")
+        >>> model = DecisionTransformerModel(3, 1, embed_dim=16, num_layers=1)
         >>> ops = model.ops
         >>> states, actions = ops.to_tensor(np.zeros((2, 5, 3))), ops.to_tensor(np.zeros((2, 5, 1)))
         >>> returns = ops.to_tensor(np.zeros((2, 5, 1)))
