@@ -357,6 +357,10 @@ OFFLINE_TINY = ["--behaviour-steps", "1050", "--dataset-size", "300", "--total-s
 OFFLINE_TINY += ["--hidden-sizes", "32", "32"]
 OFFLINE_TINY += ["--batch-size", "64", "--policy-eval-start", "20", "--eval-every", "40"]
 OFFLINE_TINY += ["--eval-episodes", "1", "--quiet"]
+DT_TINY = ["examples/DT/train.py", "--build", "medium-replay", "--behaviour-steps", "1050"]
+DT_TINY += ["--hidden-sizes", "32", "32", "--total-steps", "20", "--embed-dim", "16"]
+DT_TINY += ["--num-layers", "1", "--context-length", "5", "--batch-size", "8"]
+DT_TINY += ["--eval-every", "20", "--eval-episodes", "1", "--quiet"]
 MARL_TINY = ["--total-steps", "300", "--eval-every", "150", "--eval-episodes", "2", "--quiet"]
 MADDPG_TINY = ["--batch-size", "32", "--min-memory-size", "64", "--learn-every", "10"]
 MAPPO_TINY = ["examples/MAPPO/train.py", *MARL_TINY, "--num-envs", "2", "--num-steps", "75"]
@@ -386,6 +390,8 @@ EXAMPLE_RUNS = [
     # and of IQL on it.
     ["examples/CQL/train.py", "--build", "medium", *OFFLINE_TINY],
     ["examples/IQL/train.py", "--build", "medium-replay", *OFFLINE_TINY],
+    # And the Decision Transformer from a dataset built the same way.
+    DT_TINY,
     # Two remote samplers on a real embedded xparl cluster.
     ["examples/A2C/train.py", "--total-steps", "1024", "--eval-every", "1024", "--quiet"],
     # The learner as an actor of its own (a CPU one: the embedded cluster offers no GPU).
@@ -564,7 +570,7 @@ def port_fidelity(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Run a benchmark: ``nox -s bench -- <ALGO> <ENV> [--seeds 0 1 2]`` (see benchmarks/)."""
     # parl-algos-ac[mujoco]: the SAC/TD3/DDPG HalfCheetah-v5 benchmarks; [multiagent]: mpe2;
-    # [offline]: CQL, IQL, BC.
+    # [offline]: CQL, IQL, BC, DT.
     utils = "./parl-utils[atari,multiagent,offline,plot]"
     install_workspace(session, "-e", utils, "-e", "./parl-algos-ac[mujoco]")
     session.run("python", "-m", "benchmarks.run", *session.posargs, env={"PYTHONHASHSEED": "0"})

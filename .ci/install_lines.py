@@ -97,7 +97,7 @@ PROMISES: dict[str, list[str | tuple[str, ...]]] = {
         "import parl; assert parl.algorithms.names(backend='torch') == ['DDQN', 'DQN']",
         "import parl; parl.algorithms.get('DDQN', backend='torch')",
     ],
-    "parl-algos-ac": [family("A2C", "DDPG", "TD3", "SAC", "OAC", "CQL", "IQL")],
+    "parl-algos-ac": [family("A2C", "DDPG", "TD3", "SAC", "OAC", "CQL", "IQL", "DT")],
     "parl-algos-ac[torch]": ["import parl; parl.algorithms.get('SAC', backend='torch')"],
     "parl-algos-ac[offline]": ["import h5py, minari; from parl.utils.offline import load_minari"],
     "parl-algos-ac[mujoco]": ["import gymnasium; gymnasium.make('HalfCheetah-v5').close()"],

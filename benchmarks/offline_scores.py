@@ -1,6 +1,6 @@
 """D4RL-normalised scores of the offline benchmarks: ``python -m benchmarks.offline_scores ENV``.
 
-Reads the committed results of CQL, IQL and BC on ``ENV`` (``benchmarks/results/<ALGO>-<ENV>
+Reads the committed results of CQL, IQL, BC and DT on ``ENV`` (``benchmarks/results/<ALGO>-<ENV>
 .json``, made by ``python -m benchmarks.run <ALGO> <ENV>``, and ``<ALGO>-<ENV>-medium.json``,
 made with ``--variant medium``), measures the uniformly random
 policy's return on ``ENV`` here, takes the expert's from the committed SAC results of the same
@@ -26,7 +26,7 @@ from benchmarks._report import ROOT, command, header, markdown_table
 
 RESULTS = ROOT / "benchmarks" / "results"
 EXPERT_RESULTS = ROOT / "benchmarks" / "ac" / "results"
-ALGOS = ("CQL", "IQL", "BC")
+ALGOS = ("CQL", "IQL", "BC", "DT")
 #: Datasets besides the default one (``<ALGO>-<ENV>-<VARIANT>.json``, ``benchmarks.run --variant``).
 VARIANTS = ("medium",)
 

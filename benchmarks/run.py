@@ -52,6 +52,7 @@ EXAMPLES = {
     "CQL": "CQL",
     "IQL": "CQL",
     "BC": "CQL",
+    "DT": "DT",
 }
 
 

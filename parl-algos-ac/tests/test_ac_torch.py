@@ -27,7 +27,7 @@ from parl_algos_ac import (  # noqa: E402
 )
 
 REPO = Path(__file__).resolve().parents[2]
-FAMILY = ("A2C", "CQL", "DDPG", "IQL", "OAC", "SAC", "TD3")
+FAMILY = ("A2C", "CQL", "DDPG", "DT", "IQL", "OAC", "SAC", "TD3")
 
 
 def test_every_algorithm_of_the_family_is_registered_on_both_frameworks() -> None:

@@ -1,5 +1,5 @@
 """Actor-critic algorithms for PARL: A2C, DDPG, TD3, SAC (with automatic entropy tuning), OAC,
-and the offline CQL and IQL.
+and the offline CQL, IQL and Decision Transformer (DT).
 
 Users normally reach the algorithms through the registry::
 
@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from parl_algos_ac.agent import A2CAgent, ContinuousAgent
     from parl_algos_ac.cql import CQL, CQLConfig
     from parl_algos_ac.ddpg import DDPG, DDPGConfig
+    from parl_algos_ac.dt import DT, DTAgent, DTConfig
+    from parl_algos_ac.dt_model import DecisionTransformerModel
     from parl_algos_ac.iql import IQL, IQLConfig
     from parl_algos_ac.models import (
         DeterministicActorCritic,
@@ -33,11 +35,13 @@ if TYPE_CHECKING:
     from parl_algos_ac.oac import OAC, OACConfig
     from parl_algos_ac.sac import SAC, SACConfig
     from parl_algos_ac.td3 import TD3, TD3Config
+    from parl_algos_ac.trajectories import ReturnConditioning, TrajectorySegments
 
 __all__ = [
     "A2C",
     "CQL",
     "DDPG",
+    "DT",
     "IQL",
     "OAC",
     "SAC",
@@ -47,6 +51,9 @@ __all__ = [
     "CQLConfig",
     "ContinuousAgent",
     "DDPGConfig",
+    "DTAgent",
+    "DTConfig",
+    "DecisionTransformerModel",
     "DeterministicActorCritic",
     "DiscreteActorCritic",
     "EnsembleMLP",
@@ -54,8 +61,10 @@ __all__ = [
     "GaussianActorCriticValue",
     "IQLConfig",
     "OACConfig",
+    "ReturnConditioning",
     "SACConfig",
     "TD3Config",
+    "TrajectorySegments",
 ]
 
 _LAZY = {
@@ -67,6 +76,10 @@ _LAZY = {
     "CQLConfig": "parl_algos_ac.cql",
     "DDPG": "parl_algos_ac.ddpg",
     "DDPGConfig": "parl_algos_ac.ddpg",
+    "DT": "parl_algos_ac.dt",
+    "DTAgent": "parl_algos_ac.dt",
+    "DTConfig": "parl_algos_ac.dt",
+    "DecisionTransformerModel": "parl_algos_ac.dt_model",
     "IQL": "parl_algos_ac.iql",
     "IQLConfig": "parl_algos_ac.iql",
     "DeterministicActorCritic": "parl_algos_ac.models",
@@ -80,6 +93,8 @@ _LAZY = {
     "SACConfig": "parl_algos_ac.sac",
     "TD3": "parl_algos_ac.td3",
     "TD3Config": "parl_algos_ac.td3",
+    "ReturnConditioning": "parl_algos_ac.trajectories",
+    "TrajectorySegments": "parl_algos_ac.trajectories",
 }
 
 

@@ -17,10 +17,12 @@ from parl_algos_ac import (
     A2C,
     CQL,
     DDPG,
+    DT,
     IQL,
     OAC,
     SAC,
     TD3,
+    DecisionTransformerModel,
     DeterministicActorCritic,
     DiscreteActorCritic,
     GaussianActorCritic,
@@ -78,6 +80,19 @@ def _qmix_batch(device: Any) -> tuple[torch.Tensor, ...]:
         _rand(device, episodes, steps, 2, 3),
         torch.ones(episodes, steps, 2, 3, device=device),
         zeros,
+    )
+
+
+def _segments(device: Any) -> tuple[torch.Tensor, ...]:
+    steps = 4
+    actions = _rand(device, B, steps, 1) * 2 - 1
+    timesteps = torch.arange(steps, device=device).repeat(B, 1)
+    return (
+        _rand(device, B, steps, 3),
+        actions,
+        _rand(device, B, steps),
+        timesteps,
+        torch.ones(B, steps, device=device),
     )
 
 
@@ -157,6 +172,10 @@ LEARNERS: dict[str, Learner] = {
             RNNAgentModel(3, 3, 8, backend="torch"), QMixerModel(2, 6, 4, 8, backend="torch"), **c
         ),
         _qmix_batch,
+    ),
+    "DT": _build(
+        lambda **c: DT(DecisionTransformerModel(3, 1, 16, 1, 1, 8, 0.0, backend="torch"), **c),
+        _segments,
     ),
     "COMA": _build(
         lambda **c: COMA(COMAModel(3, 6, 2, 3, 8, 16, backend="torch"), 3, 2, **c), _qmix_batch

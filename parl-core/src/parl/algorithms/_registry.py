@@ -58,7 +58,7 @@ def selected_backend(backend: str | None = None) -> str:
 FAMILIES: dict[str, tuple[str, ...]] = {
     "parl-algos-dqn": ("DQN", "DDQN"),
     "parl-algos-pg": ("PolicyGradient", "PPO"),
-    "parl-algos-ac": ("A2C", "DDPG", "TD3", "SAC", "OAC", "CQL", "IQL"),
+    "parl-algos-ac": ("A2C", "DDPG", "TD3", "SAC", "OAC", "CQL", "IQL", "DT"),
     "parl-algos-impala": ("IMPALA",),
     "parl-algos-es": ("ES", "CMAES", "GA"),
     "parl-algos-marl": ("MADDPG", "QMIX", "MAPPO", "COMA"),

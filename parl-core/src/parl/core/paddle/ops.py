@@ -575,3 +575,36 @@ def randint(high: int, size: int, generator: _Generator) -> paddle.Tensor:
     finally:
         paddle.set_rng_state(default)
     return drawn
+
+
+# -- ops added for the decision transformer (ac family) ---------------------------------------
+
+__all__ += ["adamw", "causal_mask", "transformer_encoder_layer"]
+
+
+def transformer_encoder_layer(
+    d_model: int, nhead: int, dim_feedforward: int, dropout: float
+) -> nn.TransformerEncoderLayer:
+    """paddle's ``TransformerEncoderLayer`` as GPT-2 arranges it: inputs ``[B, L, d_model]``,
+    layer norm before attention and before the ReLU feed-forward block. Call it as
+    ``layer(x, mask)`` with a mask from :func:`causal_mask`."""
+    return nn.TransformerEncoderLayer(
+        d_model, nhead, dim_feedforward, dropout, activation="relu", normalize_before=True
+    )
+
+
+def causal_mask(length: int, like: paddle.Tensor) -> paddle.Tensor:
+    """The additive attention mask ``[length, length]`` that lets position ``i`` attend to
+    positions ``<= i`` only: 0 on and below the diagonal, -inf above; on ``like``'s device."""
+    full = paddle.full([length, length], float("-inf"), dtype="float32").to(like.place)
+    return paddle.triu(full, diagonal=1)
+
+
+def adamw(
+    parameters: Iterable[paddle.Tensor], lr: float, weight_decay: float
+) -> paddle.optimizer.AdamW:
+    """An AdamW optimizer over ``parameters``: Adam with decoupled weight decay,
+    ``w -= lr·weight_decay·w`` each step besides Adam's update."""
+    return paddle.optimizer.AdamW(
+        learning_rate=lr, parameters=list(parameters), weight_decay=weight_decay
+    )

@@ -599,3 +599,38 @@ def randint(high: int, size: int, generator: torch.Generator) -> torch.Tensor:
     """int64 ``[size]`` drawn uniformly from ``[0, high)`` with ``generator`` (from
     :func:`generator`), on its device: no value goes through the host."""
     return torch.randint(high, (size,), generator=generator, device=generator.device)
+
+
+# -- ops added for the decision transformer (ac family) ---------------------------------------
+
+__all__ += ["adamw", "causal_mask", "transformer_encoder_layer"]
+
+
+def transformer_encoder_layer(
+    d_model: int, nhead: int, dim_feedforward: int, dropout: float
+) -> nn.TransformerEncoderLayer:
+    """torch's ``TransformerEncoderLayer`` as GPT-2 arranges it: inputs ``[B, L, d_model]``
+    (batch first), layer norm before attention and before the ReLU feed-forward block.
+    Call it as ``layer(x, mask)`` with a mask from :func:`causal_mask`."""
+    return nn.TransformerEncoderLayer(
+        d_model,
+        nhead,
+        dim_feedforward,
+        dropout,
+        activation="relu",
+        batch_first=True,
+        norm_first=True,
+    )
+
+
+def causal_mask(length: int, like: torch.Tensor) -> torch.Tensor:
+    """The additive attention mask ``[length, length]`` that lets position ``i`` attend to
+    positions ``<= i`` only: 0 on and below the diagonal, -inf above; on ``like``'s device."""
+    full = torch.full((length, length), float("-inf"), device=like.device)
+    return torch.triu(full, diagonal=1)
+
+
+def adamw(parameters: Iterable[torch.Tensor], lr: float, weight_decay: float) -> torch.optim.AdamW:
+    """An AdamW optimizer over ``parameters``: Adam with decoupled weight decay,
+    ``w -= lr·weight_decay·w`` each step besides Adam's update."""
+    return torch.optim.AdamW(list(parameters), lr=lr, weight_decay=weight_decay)
