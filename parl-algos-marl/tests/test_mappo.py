@@ -217,7 +217,7 @@ def test_ippo_critic_sees_only_the_agents_own_observation(centralised: bool) -> 
     assert np.allclose(value(rows), value(other_obs)) == centralised
 
 
-@pytest.mark.parametrize("backend", ["paddle", "torch"])
+@pytest.mark.parametrize("backend", ["paddle", pytest.param("torch", marks=pytest.mark.torch)])
 @pytest.mark.parametrize("shared", [True, False])
 def test_agents_with_fewer_actions_never_take_the_ones_they_lack(backend: str, shared: bool):
     """simple_speaker_listener's speaker says one of 3 words, the listener has 5 moves."""
