@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Literal
 
 import parl
-from parl.env.multiagent_env import ParallelEnvAdapter, ParticleEnv, TeamEnv
+from parl.env.multiagent_env import ParallelEnvAdapter, ParticleEnv, TeamEnv, with_agent_ids
 from parl.utils import (
     Callback,
     EvalTracker,
@@ -103,38 +103,25 @@ class Args:
 
 
 def make_env(args: Args) -> ParallelEnvAdapter:
-    """The scenario with PARL's settings, as lists with one entry per agent."""
-    return ParticleEnv(args.env_id, max_cycles=args.max_cycles)
+    """The scenario with PARL's settings, as lists with one entry per agent; observations
+    zero-padded to the longest, so that one network sees every agent."""
+    return ParticleEnv(args.env_id, max_cycles=args.max_cycles, pad_observations=True)
 
 
 class TeamLayout:
-    """One shared network for agents of different sizes: observations padded to the largest
-    and followed by the agent's one-hot id; actions past an agent's own marked unavailable."""
+    """One shared network for agents of different sizes: (padded) observations followed by
+    the agent's one-hot id; actions past an agent's own marked unavailable."""
 
     def __init__(self, env: ParallelEnvAdapter) -> None:
-        if getattr(env, "continuous_actions", False) or not all(
-            isinstance(space, gym.spaces.Discrete) for space in env.action_space
-        ):
+        if getattr(env, "continuous_actions", False):
             raise ValueError("COMA needs discrete actions: leave --continuous-actions out")
-        self.n = env.n
-        self.obs_dim = max(int(size) for size in env.obs_shape_n)
-        self.n_actions = max(int(size) for size in env.act_shape_n)
-        self.available = np.zeros((self.n, self.n_actions), np.float32)
-        for agent, size in enumerate(env.act_shape_n):
-            self.available[agent, : int(size)] = 1.0
+        self.n, self.obs_dim = env.n, env.obs_shape_n[0]
+        self.available = env.available_actions()
+        self.n_actions = self.available.shape[1]
 
     def obs(self, obs_n: Sequence[np.ndarray]) -> np.ndarray:
         """``[..., n, obs_dim + n]`` from one observation (batch) per agent."""
-        rows = [
-            np.pad(
-                np.asarray(obs, np.float32),
-                [(0, 0)] * (np.ndim(obs) - 1) + [(0, self.obs_dim - np.shape(obs)[-1])],
-            )
-            for obs in obs_n
-        ]
-        team = np.stack(rows, axis=-2)
-        ids = np.broadcast_to(np.eye(self.n, dtype=np.float32), (*team.shape[:-1], self.n))
-        return np.concatenate([team, ids], axis=-1)
+        return with_agent_ids(np.stack(obs_n, axis=-2))
 
 
 class GreedyTeam:

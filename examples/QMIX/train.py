@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Literal
 
 import parl
-from parl.env.multiagent_env import ParallelEnvAdapter, ParticleEnv, TeamEnv
+from parl.env.multiagent_env import ParallelEnvAdapter, ParticleEnv, TeamEnv, with_agent_ids
 from parl.utils import (
     Callback,
     EvalTracker,
@@ -109,40 +109,29 @@ class Args:
 
 
 def make_env(args: Args) -> ParallelEnvAdapter:
-    """The scenario with PARL's settings, as lists with one entry per agent."""
-    return ParticleEnv(args.env_id, max_cycles=args.max_cycles)
+    """The scenario with PARL's settings, as lists with one entry per agent; observations
+    zero-padded to the longest, so that one network sees every agent."""
+    return ParticleEnv(args.env_id, max_cycles=args.max_cycles, pad_observations=True)
 
 
-def agent_inputs(obs_n: Sequence[np.ndarray], obs_dim: int) -> np.ndarray:
-    """Every agent's observation zero-padded to ``obs_dim``, then its one-hot id:
-    ``n`` arrays ``[..., obs_i]`` → ``[..., n, obs_dim + n]``."""
-    n = len(obs_n)
-    padded = [np.pad(o, [(0, 0)] * (o.ndim - 1) + [(0, obs_dim - o.shape[-1])]) for o in obs_n]
-    obs = np.stack(padded, axis=-2).astype(np.float32)
-    ids = np.broadcast_to(np.eye(n, dtype=np.float32), (*obs.shape[:-1], n))
-    return np.concatenate([obs, ids], axis=-1)
-
-
-def available_actions(act_shape_n: Sequence[int]) -> np.ndarray:
-    """``[n, max actions]``: 1 for each action an agent has, 0 for the padding beyond."""
-    return (np.arange(max(act_shape_n)) < np.array(act_shape_n)[:, None]).astype(np.float32)
+def agent_inputs(obs_n: Sequence[np.ndarray]) -> np.ndarray:
+    """One (padded) observation or batch per agent → ``[..., n, obs_dim + n]`` with ids."""
+    return with_agent_ids(np.stack(obs_n, axis=-2))
 
 
 class GreedyTeam:
     """The greedy policy on a vector env of :class:`TeamEnv`: a tuple of observations per
     agent in, a tuple of actions out; the GRU state restarts with every (fixed-length) episode."""
 
-    def __init__(
-        self, agent: QMIXAgent, max_cycles: int, obs_dim: int, available: np.ndarray
-    ) -> None:
+    def __init__(self, agent: QMIXAgent, max_cycles: int, available: np.ndarray) -> None:
         self.agent, self.max_cycles, self.calls = agent, max_cycles, 0
-        self.obs_dim, self.available = obs_dim, available
+        self.available = available
 
     def __call__(self, obs_n: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         if self.calls % self.max_cycles == 0:
             self.agent.reset_agent()
         self.calls += 1
-        inputs = agent_inputs(obs_n, self.obs_dim)
+        inputs = agent_inputs(obs_n)
         available = np.broadcast_to(self.available, inputs.shape[:-1] + self.available.shape[-1:])
         return tuple(self.agent.predict(inputs, available).T)
 
@@ -161,9 +150,9 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
             f"{args.env_id} was made with continuous actions; QMIX needs discrete ones (e.g. "
             "simple_spread)"
         )
-    obs_dim, n_act, n = max(env.obs_shape_n), max(env.act_shape_n), env.n
+    obs_dim, n_act, n = env.obs_shape_n[0], max(env.act_shape_n), env.n
     state_dim = env.state_space.shape[0]
-    available = available_actions(env.act_shape_n)
+    available = env.available_actions()
     algorithm = parl.algorithms.get("QMIX", backend=backend)(
         RNNAgentModel(obs_dim + n, n_act, args.rnn_hidden_dim, backend=backend),
         QMixerModel(n, state_dim, args.mixing_embed_dim, args.hypernet_dim, backend=backend),
@@ -201,7 +190,7 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
         env_id=args.env_id,
         target=args.target,
         callbacks=callbacks,
-        policy=GreedyTeam(agent, args.max_cycles, obs_dim, available),
+        policy=GreedyTeam(agent, args.max_cycles, available),
     )
 
     step, seed = 0, args.seed
@@ -215,7 +204,7 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
         seed = None  # the first reset seeds the env's generator; later episodes continue it
         agent.reset_agent()
         states, observations, actions, rewards, terminals = [env.state()], [], [], [], []
-        observations.append(agent_inputs(obs_n, obs_dim))
+        observations.append(agent_inputs(obs_n))
         done = False
         while not done:
             action = agent.sample(observations[-1], available)
@@ -223,7 +212,7 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
             actions.append(action)
             rewards.append(float(np.mean(reward_n)))
             terminals.append(all(terminated_n))
-            observations.append(agent_inputs(obs_n, obs_dim))
+            observations.append(agent_inputs(obs_n))
             states.append(env.state())
             done = all(terminated_n) or any(truncated_n)
             step += 1

@@ -168,3 +168,18 @@ def test_padded_observations_let_one_network_see_agents_that_observe_differently
     np.testing.assert_array_equal(padded.state(), plain.state())  # the state is unpadded
     same = ParticleEnv("simple_spread", pad_observations=True)
     assert same.obs_shape_n == [18, 18, 18]
+
+
+def test_agents_of_different_sizes_get_ids_and_their_available_actions():
+    from parl.env.multiagent_env import with_agent_ids
+
+    env = ParticleEnv("simple_speaker_listener", pad_observations=True)
+    np.testing.assert_array_equal(env.available_actions(), [[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]])
+    obs_n, _ = env.reset(seed=0)
+    team = with_agent_ids(np.stack(obs_n))
+    assert team.shape == (2, 13) and team.dtype == np.float32
+    np.testing.assert_array_equal(team[:, 11:], np.eye(2))
+    batched = with_agent_ids(np.zeros((4, 2, 11)))
+    np.testing.assert_array_equal(batched[3, :, 11:], np.eye(2))
+    with pytest.raises(ValueError, match="available_actions needs Discrete action spaces"):
+        ParticleEnv("simple_spread", continuous_actions=True).available_actions()

@@ -42,7 +42,14 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-__all__ = ["SCENARIOS", "MAenv", "ParallelEnvAdapter", "ParticleEnv", "TeamEnv"]
+__all__ = [
+    "SCENARIOS",
+    "MAenv",
+    "ParallelEnvAdapter",
+    "ParticleEnv",
+    "TeamEnv",
+    "with_agent_ids",
+]
 
 # PARL 2.x's scenarios, each with the mpe2 module and the keyword arguments PARL built it with.
 SCENARIOS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -177,6 +184,18 @@ class ParallelEnvAdapter:
         """Close the wrapped env."""
         self.env.close()
 
+    def available_actions(self) -> np.ndarray:
+        """``[n, max(act_shape_n)]`` float32: 1 for each action an agent has, 0 past its own,
+        for agents that share one network with the widest action head (the speaker's 3
+        words beside the listener's 5 moves); Discrete action spaces only."""
+        if not all(isinstance(space, gym.spaces.Discrete) for space in self.action_space):
+            raise ValueError(
+                f"available_actions needs Discrete action spaces, got {self.action_space}; "
+                "build the env with discrete actions (continuous_actions=False)"
+            )
+        counts = np.array(self.act_shape_n)
+        return (np.arange(counts.max()) < counts[:, None]).astype(np.float32)
+
     def _env_action(self, index: int, action: Any) -> Any:
         """The action as the env takes it (an adapter subclass maps PARL's conventions)."""
         return action
@@ -200,6 +219,15 @@ class ParallelEnvAdapter:
         if shape is None or own.shape == shape:
             return own
         return np.pad(own, (0, shape[0] - own.shape[0]))
+
+
+def with_agent_ids(team_obs: np.ndarray) -> np.ndarray:
+    """Each agent's observation followed by its one-hot id, as one network shared by the
+    agents takes them: ``[..., n, obs_dim]`` → ``[..., n, obs_dim + n]`` float32."""
+    team = np.asarray(team_obs, np.float32)
+    n = team.shape[-2]
+    ids = np.broadcast_to(np.eye(n, dtype=np.float32), (*team.shape[:-1], n))
+    return np.concatenate([team, ids], axis=-1)
 
 
 def _padded(spaces: Sequence[gym.Space[Any]]) -> list[gym.Space[Any]]:
