@@ -146,7 +146,46 @@ class MADDPGAgent(Agent):
         return np.asarray(reward, np.float32) + self.alg.config.gamma * (1.0 - done) * next_q
 
 
-class QMIXAgent(Agent):
+class _RecurrentTeamAgent(Agent):
+    """What QMIX's and COMA's agents share: the team's recurrent hidden state, an exploration
+    weight annealed linearly per :meth:`sample` call, target copies every
+    ``update_target_interval`` learn calls, and running reward statistics."""
+
+    checkpoint_state = ("learn_steps", "sample_steps", "rng", "reward_moments")
+
+    def __init__(
+        self,
+        algorithm: Any,
+        exploration: tuple[float, float, int],
+        update_target_interval: int,
+        seed: int | None,
+        standardise_rewards: bool,
+        device: Any,
+    ) -> None:
+        super().__init__(algorithm, device=device)
+        self.n_agents = algorithm.n_agents
+        self.exploration_start, self.exploration_end, self.exploration_steps = exploration
+        self.update_target_interval = update_target_interval
+        self.learn_steps = 0
+        self.sample_steps = 0
+        self.rng = np.random.default_rng(seed)
+        self.standardise_rewards = standardise_rewards
+        self.reward_moments = np.array([0.0, 1.0, 0.0])
+        """Mean, variance and count of the rewards learnt from (with ``standardise_rewards``)."""
+        self._hidden: Any = None
+
+    @property
+    def epsilon(self) -> float:
+        """The exploration weight of the next :meth:`sample` call."""
+        done = min(1.0, self.sample_steps / self.exploration_steps)
+        return self.exploration_start + done * (self.exploration_end - self.exploration_start)
+
+    def reset_agent(self) -> None:
+        """Forget the hidden state: the next call starts an episode."""
+        self._hidden = None
+
+
+class QMIXAgent(_RecurrentTeamAgent):
     """Acts for a team with QMIX's recurrent agent network, and learns from episode batches.
 
     The agent keeps the team's hidden state between calls, as PARL's QMIX agent: call
@@ -176,7 +215,6 @@ class QMIXAgent(Agent):
     """
 
     alg: QMIX
-    checkpoint_state = ("learn_steps", "sample_steps", "rng", "reward_moments")
 
     def __init__(
         self,
@@ -192,30 +230,15 @@ class QMIXAgent(Agent):
     ) -> None:
         if not isinstance(algorithm, QMIX):
             raise TypeError(f"QMIXAgent needs a QMIX algorithm, got {type(algorithm).__name__}")
-        super().__init__(algorithm, device=device)
+        super().__init__(
+            algorithm,
+            (exploration_start, exploration_end, exploration_steps),
+            update_target_interval,
+            seed,
+            standardise_rewards,
+            device,
+        )
         self.n_actions = n_actions
-        self.n_agents = algorithm.n_agents
-        self.exploration_start = exploration_start
-        self.exploration_end = exploration_end
-        self.exploration_steps = exploration_steps
-        self.update_target_interval = update_target_interval
-        self.learn_steps = 0
-        self.sample_steps = 0
-        self.rng = np.random.default_rng(seed)
-        self.standardise_rewards = standardise_rewards
-        self.reward_moments = np.array([0.0, 1.0, 0.0])
-        """Mean, variance and count of the rewards learnt from (with ``standardise_rewards``)."""
-        self._hidden: Any = None
-
-    @property
-    def epsilon(self) -> float:
-        """The exploration rate of the next :meth:`sample` call."""
-        done = min(1.0, self.sample_steps / self.exploration_steps)
-        return self.exploration_start + done * (self.exploration_end - self.exploration_start)
-
-    def reset_agent(self) -> None:
-        """Forget the hidden state: the next call starts an episode."""
-        self._hidden = None
 
     def predict(self, obs: ArrayLike, available_actions: ArrayLike | None = None) -> np.ndarray:
         """Greedy actions ``[n_agents]`` for the team's observations ``[n_agents, obs_dim]``
@@ -294,7 +317,7 @@ def standardised_rewards(
     )
 
 
-class COMAAgent(Agent):
+class COMAAgent(_RecurrentTeamAgent):
     """Acts for a team with COMA's recurrent policy and learns from on-policy episode batches.
 
     The agent keeps the team's hidden state between calls, as :class:`QMIXAgent`: call
@@ -318,7 +341,6 @@ class COMAAgent(Agent):
     """
 
     alg: COMA
-    checkpoint_state = ("learn_steps", "sample_steps", "rng", "reward_moments")
 
     def __init__(
         self,
@@ -339,29 +361,16 @@ class COMAAgent(Agent):
         ):
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {value}")
-        super().__init__(algorithm, device=device)
-        self.n_agents, self.n_actions = algorithm.n_agents, algorithm.n_actions
-        self.exploration_start = exploration_start
-        self.exploration_end = exploration_end
-        self.exploration_steps = positive_int("exploration_steps", exploration_steps)
-        self.update_target_interval = positive_int("update_target_interval", update_target_interval)
-        self.learn_steps = 0
-        self.sample_steps = 0
-        self.rng = np.random.default_rng(seed)
-        self.standardise_rewards = standardise_rewards
-        self.reward_moments = np.array([0.0, 1.0, 0.0])
-        """Mean, variance and count of the rewards learnt from (with ``standardise_rewards``)."""
-        self._hidden: Any = None
-
-    @property
-    def epsilon(self) -> float:
-        """The weight of the uniform choice in the next :meth:`sample` call."""
-        done = min(1.0, self.sample_steps / self.exploration_steps)
-        return self.exploration_start + done * (self.exploration_end - self.exploration_start)
-
-    def reset_agent(self) -> None:
-        """Forget the hidden state: the next call starts an episode."""
-        self._hidden = None
+        steps = positive_int("exploration_steps", exploration_steps)
+        super().__init__(
+            algorithm,
+            (exploration_start, exploration_end, steps),
+            positive_int("update_target_interval", update_target_interval),
+            seed,
+            standardise_rewards,
+            device,
+        )
+        self.n_actions = algorithm.n_actions
 
     def policy(self, obs: ArrayLike, available_actions: ArrayLike | None = None) -> np.ndarray:
         """The policy's probabilities ``[..., n_agents, n_actions]`` for the team's
