@@ -79,6 +79,8 @@ class Args:
     """Double Q-learning targets."""
     clip_grad_norm: float = 10.0
     """Global gradient-norm clip."""
+    td_lambda: float = 0.0
+    """TD(λ) targets for Q_tot, in [0, 1] (EPyMARL's q_lambda); 0: one-step targets."""
     standardise_rewards: bool = True
     """Learn from rewards standardised with running statistics (EPyMARL's option): the
     particle envs' large negative rewards otherwise drown the differences between actions."""
@@ -87,7 +89,10 @@ class Args:
     batch_episodes: int = 32
     """Episodes per learn step."""
     update_target_interval: int = 200
-    """Learn steps between target copies."""
+    """Learn steps between target updates."""
+    target_tau: float = 1.0
+    """The fraction of the way each target update moves the targets: 1 copies; with
+    update_target_interval 1, e.g. 0.01 is EPyMARL's soft update."""
     exploration_start: float = 1.0
     """Epsilon at the start."""
     exploration_end: float = 0.05
@@ -162,6 +167,7 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
         clip_grad_norm=args.clip_grad_norm,
         compile=args.compile,
         optimizer=args.optimizer,
+        td_lambda=args.td_lambda,
     )
     agent = QMIXAgent(
         algorithm,
@@ -173,6 +179,7 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
         seed=args.seed,
         standardise_rewards=args.standardise_rewards,
         device=args.device,
+        target_tau=args.target_tau,
     )
     buffer = EpisodeReplayBuffer(
         args.buffer_episodes, args.max_cycles, n, obs_dim + n, state_dim, n_act, seed=args.seed
@@ -195,7 +202,7 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
 
     step, seed = 0, args.seed
     returns: list[float] = []
-    losses: list[float] = []
+    losses: list[tuple[float, float]] = []
     next_log = args.log_every
     bar = progress_bar(args.total_steps, f"QMIX {args.env_id}", unit="step", disable=args.quiet)
     stop = False
@@ -221,7 +228,7 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
         buffer.add(states, observations, every_step, actions, rewards, terminals)
         returns.append(float(np.sum(rewards)) * n)
         if len(buffer) >= args.batch_episodes:
-            losses.append(agent.learn(*buffer.sample_batch(args.batch_episodes))[0])
+            losses.append(agent.learn(*buffer.sample_batch(args.batch_episodes)))
         metrics = {}
         if step >= next_log:
             next_log += args.log_every
@@ -229,7 +236,8 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
             metrics["charts/epsilon"] = agent.epsilon
             returns.clear()
             if losses:
-                metrics["losses/td_loss"] = float(np.mean(losses))
+                loss, td_error = np.mean(losses, axis=0)
+                metrics["losses/td_loss"], metrics["losses/td_error"] = float(loss), float(td_error)
                 losses.clear()
         stop = tracker.update(step, metrics)
     bar.close()

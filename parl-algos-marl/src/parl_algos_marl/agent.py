@@ -148,8 +148,9 @@ class MADDPGAgent(Agent):
 
 class _RecurrentTeamAgent(Agent):
     """What QMIX's and COMA's agents share: the team's recurrent hidden state, an exploration
-    weight annealed linearly per :meth:`sample` call, target copies every
-    ``update_target_interval`` learn calls, and running reward statistics."""
+    weight annealed linearly per :meth:`sample` call, target updates every
+    ``update_target_interval`` learn calls (copies, or soft ones with ``target_tau`` < 1), and
+    running reward statistics."""
 
     checkpoint_state = ("learn_steps", "sample_steps", "rng", "reward_moments")
 
@@ -161,11 +162,18 @@ class _RecurrentTeamAgent(Agent):
         seed: int | None,
         standardise_rewards: bool,
         device: Any,
+        target_tau: float = 1.0,
     ) -> None:
+        if not 0.0 < target_tau <= 1.0:
+            raise ValueError(
+                f"target_tau must be in (0, 1] (1 copies the networks into their targets, "
+                f"e.g. 0.01 moves the targets 1% of the way), got {target_tau}"
+            )
         super().__init__(algorithm, device=device)
         self.n_agents = algorithm.n_agents
         self.exploration_start, self.exploration_end, self.exploration_steps = exploration
-        self.update_target_interval = update_target_interval
+        self.update_target_interval = positive_int("update_target_interval", update_target_interval)
+        self.target_tau = float(target_tau)
         self.learn_steps = 0
         self.sample_steps = 0
         self.rng = np.random.default_rng(seed)
@@ -184,6 +192,13 @@ class _RecurrentTeamAgent(Agent):
         """Forget the hidden state: the next call starts an episode."""
         self._hidden = None
 
+    def _count_learn_step(self) -> None:
+        """Count a learn call; every ``update_target_interval``-th, move the targets
+        ``target_tau`` of the way to the networks (1: a copy)."""
+        self.learn_steps += 1
+        if self.learn_steps % self.update_target_interval == 0:
+            self.alg.sync_target(1.0 - self.target_tau)
+
 
 class QMIXAgent(_RecurrentTeamAgent):
     """Acts for a team with QMIX's recurrent agent network, and learns from episode batches.
@@ -191,7 +206,9 @@ class QMIXAgent(_RecurrentTeamAgent):
     The agent keeps the team's hidden state between calls, as PARL's QMIX agent: call
     :meth:`reset_agent` at the start of every episode. :meth:`sample` is epsilon-greedy among
     the available actions, with epsilon annealed linearly per call; :meth:`learn` copies the
-    networks into their targets every ``update_target_interval`` learn calls.
+    networks into their targets every ``update_target_interval`` learn calls (PARL's), or with
+    ``target_tau`` < 1 moves them that fraction of the way (EPyMARL's soft updates: interval 1,
+    tau 0.01).
 
     With ``standardise_rewards`` (EPyMARL's option; PARL has none), :meth:`learn` feeds QMIX
     rewards minus their running mean, over their running standard deviation, both over every
@@ -207,11 +224,13 @@ class QMIXAgent(_RecurrentTeamAgent):
         n_actions: actions per agent.
         exploration_start, exploration_end: epsilon's first and last value.
         exploration_steps: :meth:`sample` calls over which epsilon anneals.
-        update_target_interval: learn calls between target copies (PARL: 200).
+        update_target_interval: learn calls between target updates (PARL: 200).
         seed: seed of the exploration generator.
         standardise_rewards: standardise rewards with running statistics (see above).
         device: torch only: move the algorithm there (``"cpu"``, ``"cuda"``, ...); None keeps
             it where it is.
+        target_tau: the fraction of the way each target update moves the targets, in (0, 1]:
+            1 copies (PARL's).
     """
 
     alg: QMIX
@@ -227,6 +246,7 @@ class QMIXAgent(_RecurrentTeamAgent):
         seed: int | None = None,
         standardise_rewards: bool = False,
         device: Any = None,
+        target_tau: float = 1.0,
     ) -> None:
         if not isinstance(algorithm, QMIX):
             raise TypeError(f"QMIXAgent needs a QMIX algorithm, got {type(algorithm).__name__}")
@@ -237,6 +257,7 @@ class QMIXAgent(_RecurrentTeamAgent):
             seed,
             standardise_rewards,
             device,
+            target_tau,
         )
         self.n_actions = n_actions
 
@@ -270,9 +291,7 @@ class QMIXAgent(_RecurrentTeamAgent):
             arrays, moments = self._standardised(arrays)
         loss, td_error = self.alg.learn(*arrays)
         self.reward_moments = moments  # only once QMIX accepted the batch
-        self.learn_steps += 1
-        if self.learn_steps % self.update_target_interval == 0:
-            self.alg.sync_target()
+        self._count_learn_step()
         return float(loss), float(td_error)
 
     def _standardised(self, batch: Sequence[ArrayLike]) -> tuple[list[Any], np.ndarray]:
@@ -335,6 +354,8 @@ class COMAAgent(_RecurrentTeamAgent):
         exploration_steps: :meth:`sample` calls over which epsilon anneals.
         update_target_interval: learn calls between target copies (PARL, EPyMARL: 200).
         seed: seed of the generator that draws actions.
+        target_tau: the fraction of the way each target update moves the target, in (0, 1]:
+            1 copies (PARL's); with ``update_target_interval=1``, e.g. 0.01 is a soft update.
         standardise_rewards: standardise rewards with running statistics.
         device: torch only: move the algorithm there (``"cpu"``, ``"cuda"``, ...); None keeps
             it where it is.
@@ -352,6 +373,7 @@ class COMAAgent(_RecurrentTeamAgent):
         seed: int | None = None,
         standardise_rewards: bool = False,
         device: Any = None,
+        target_tau: float = 1.0,
     ) -> None:
         if not isinstance(algorithm, COMA):
             raise TypeError(f"COMAAgent needs a COMA algorithm, got {type(algorithm).__name__}")
@@ -365,10 +387,11 @@ class COMAAgent(_RecurrentTeamAgent):
         super().__init__(
             algorithm,
             (exploration_start, exploration_end, steps),
-            positive_int("update_target_interval", update_target_interval),
+            update_target_interval,
             seed,
             standardise_rewards,
             device,
+            target_tau,
         )
         self.n_actions = algorithm.n_actions
 
@@ -441,9 +464,7 @@ class COMAAgent(_RecurrentTeamAgent):
             arrays, moments = standardised_rewards(arrays, moments)
         stats = self.alg.learn(*arrays, epsilon=self.epsilon)
         self.reward_moments = moments  # only once COMA accepted the batch
-        self.learn_steps += 1
-        if self.learn_steps % self.update_target_interval == 0:
-            self.alg.sync_target()
+        self._count_learn_step()
         return COMAStats(*(float(value) for value in stats))
 
 

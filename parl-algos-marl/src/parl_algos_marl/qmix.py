@@ -40,6 +40,10 @@ class QMIXConfig(AlgorithmConfig):
     clip_grad_norm: PositiveFloat | None = None
     """Clip the gradients' global norm to this value; None does not clip."""
 
+    td_lambda: float = Field(default=0.0, ge=0.0, le=1.0)
+    """Regress ``Q_tot`` on TD(λ) returns built from the target networks' values, in [0, 1]
+    (EPyMARL's ``q_lambda``, pymarl2's ``td_lambda``); 0 is the one-step target (PARL's)."""
+
 
 class QMIX(Algorithm):
     """QMIX (Rashid et al., ICML 2018).
@@ -52,11 +56,12 @@ class QMIX(Algorithm):
     from the global state and keep non-negative, so that the agents' greedy actions are the
     team's. ``learn`` unrolls both networks over padded episode batches and regresses
     ``Q_tot`` on ``r + gamma·(1 - terminated)·Q_tot'(s', argmax Q_i(o'_i))`` (double Q, target
-    networks), over the real transitions only.
+    networks), over the real transitions only; with ``td_lambda`` > 0 on the λ-return of
+    those one-step targets, computed backwards over each episode.
 
     ``self.model`` is the agent network (its weights are what actors need, so
     ``get_weights`` is theirs); the mixer is ``self.qmixer_model``. ``sync_target`` copies
-    both into their targets.
+    both into their targets (or, with a ``decay``, moves them part of the way).
 
     Model contracts (checked at construction): ``agent_model.init_hidden()`` and
     ``agent_model(obs, hidden) → (q, hidden)``; ``qmixer_model(agent_qs, states)`` and a
@@ -67,8 +72,8 @@ class QMIX(Algorithm):
     Args:
         agent_model: e.g. :class:`~parl_algos_marl.models.RNNAgentModel`.
         qmixer_model: e.g. :class:`~parl_algos_marl.models.QMixerModel`.
-        double_q, gamma, lr, clip_grad_norm: see :class:`QMIXConfig` (``optimizer`` too, as a
-            keyword).
+        double_q, gamma, lr, clip_grad_norm: see :class:`QMIXConfig` (``optimizer`` and
+            ``td_lambda`` too, as keywords).
         device: torch only: move both models there (``"cpu"``, ``"cuda"``, ...); None keeps
             them where they are.
         config: a :class:`QMIXConfig` or a mapping of its fields.
@@ -147,10 +152,13 @@ class QMIX(Algorithm):
             )
             return self.model(obs, hidden)
 
-    def sync_target(self) -> None:
-        """Copy the agent network and the mixer into their targets (PARL: a hard copy)."""
-        self.ops.update_target(self.model, self.target_model)
-        self.ops.update_target(self.qmixer_model, self.target_qmixer_model)
+    def sync_target(self, decay: float = 0.0) -> None:
+        """Move the agent network's and the mixer's targets towards them:
+        ``target = decay·target + (1 - decay)·model``; 0 (PARL's) copies, ``1 - tau`` is a
+        soft (Polyak) update with rate ``tau`` (EPyMARL's ``target_update_interval_or_tau``
+        below 1)."""
+        self.ops.update_target(self.model, self.target_model, decay)
+        self.ops.update_target(self.qmixer_model, self.target_qmixer_model, decay)
 
     def learn(
         self,
@@ -215,7 +223,7 @@ class QMIX(Algorithm):
             else:
                 next_q = ops.max(target_local_q, axis=-1)
             next_q_tot = self.target_qmixer_model(next_q, batch.state[:, 1:])
-            target = batch.reward + self.config.gamma * (1.0 - batch.terminated) * next_q_tot
+            target = self._targets(batch, next_q_tot)
         taken = ops.one_hot(batch.actions[:, :-1], local_q.shape[-1])
         chosen = ops.sum(local_q[:, :-1] * taken, axis=-1)
         q_tot = self.qmixer_model(chosen, batch.state[:, :-1])
@@ -224,6 +232,31 @@ class QMIX(Algorithm):
         loss = ops.sum(masked_td.square()) / count
         ops.step(self.optimizer, loss, *self._clipped)
         return loss.detach(), ops.sum(masked_td.detach()) / count
+
+    def _targets(self, batch: EpisodeTensors, next_q_tot: Tensor) -> Tensor:
+        """The regression targets ``[B, T - 1, 1]`` from the target values ``Q_tot'(s_t+1)``.
+
+        One-step: ``y_t = r_t + gamma·(1 - d_t)·Q'_t+1``. TD(λ): ``G_t = r_t + gamma·(1 -
+        d_t)·((1 - λ)·Q'_t+1 + λ·G_t+1)``, backwards in ``t``, where ``G_t+1`` is replaced by
+        ``Q'_t+1`` when transition ``t + 1`` does not count: after the last step of a
+        truncated episode (padding or the batch's end) the return bootstraps fully, and after
+        a termination ``d_t = 1`` stops it. A Python loop over the steps, no value read back.
+        """
+        keep = self.config.gamma * (1.0 - batch.terminated)
+        lam = self.config.td_lambda
+        if lam == 0.0:
+            return batch.reward + keep * next_q_tot
+        steps = next_q_tot.shape[1]
+        returns: list[Tensor] = []
+        ahead = next_q_tot[:, steps - 1]
+        for t in range(steps - 1, -1, -1):
+            value = next_q_tot[:, t]
+            g = batch.reward[:, t] + keep[:, t] * ((1.0 - lam) * value + lam * ahead)
+            returns.append(g)
+            if t:
+                counts = batch.mask[:, t]
+                ahead = counts * g + (1.0 - counts) * next_q_tot[:, t - 1]
+        return self.ops.stack(returns[::-1], axis=1)
 
     def _unroll(self, model: Any, obs: Tensor) -> Tensor:
         """Run the agent network over the episodes: Q values ``[B, T, n_agents, n_actions]``."""
