@@ -146,41 +146,130 @@ def test_mixing_matches_numpy_and_is_monotonic(rng):
     assert (q_tensor.grad.numpy() >= 0).all(), "Q_tot decreases in some agent's Q"
 
 
-def test_masked_td_loss_matches_numpy(rng):
-    parl.set_seed(0)
-    alg = QMIX(RNNAgentModel(3, 3, 8), QMixerModel(2, 6, 4, 8), gamma=0.9, double_q=True)
+def _lambda_returns_numpy(reward, terminated, mask, next_tot, gamma, lam):
+    """TD(λ) returns in the forward view, episode by episode: ``G = (1 - λ)·Σ_n λ^(n-1)·G(n)``
+    over the n-step returns that end inside the episode, the rest of the weight on the longest
+    one (which bootstraps at a truncation and does not at a termination)."""
+    out = np.zeros_like(next_tot)
+    for e in range(len(reward)):
+        steps = int(mask[e].sum())  # real transitions come first
+        for t in range(steps):
+            longest = steps - t
+            n_step = []
+            for n in range(1, longest + 1):
+                ret = sum(gamma**k * reward[e, t + k, 0] for k in range(n))
+                ends = terminated[e, t + n - 1, 0] == 1
+                n_step.append(ret + (0.0 if ends else gamma**n * next_tot[e, t + n - 1, 0]))
+            weights = [(1 - lam) * lam ** (n - 1) for n in range(1, longest)] + [
+                lam ** (longest - 1)
+            ]
+            out[e, t, 0] = np.dot(weights, n_step)
+    return out
+
+
+@pytest.mark.parametrize("td_lambda", [0.0, 0.6, 1.0])
+def test_masked_td_loss_matches_numpy(rng, backend, td_lambda):
+    gamma = 0.9
+    alg = QMIX(
+        RNNAgentModel(3, 3, 8, backend=backend),
+        QMixerModel(2, 6, 4, 8, backend=backend),
+        gamma=gamma,
+        double_q=True,
+        td_lambda=td_lambda,
+    )
     state, actions, reward, terminated, obs, available, filled = _random_episodes(rng, 3)
-    # Episode 1 terminates after 2 of its 5 steps (the rest is junk a mask must hide); episode 2
-    # is 3 transitions long and padded; one action of episode 0 is unavailable.
+    # Episode 0 is truncated at the batch's end (its last step bootstraps); episode 1
+    # terminates after 2 of its 5 steps (the rest is junk a mask must hide); episode 2 is 3
+    # transitions long and padded, truncated too; one action of episode 0 is unavailable.
+    terminated[0, 4] = 0.0
     terminated[1, 1] = 1.0
     filled[2, 3:] = 1.0
     available[0, 2, 1, 0] = 0.0
-    alg.target_qmixer_model.hyper_b1.bias.set_value(paddle.full([4], 0.3))  # targets differ
+    other = QMixerModel(2, 6, 4, 8, backend=backend)  # targets that differ from the mixer
+    alg.target_qmixer_model.set_weights(other.get_weights())
+    ops = alg.ops
 
     def unroll(model):
         hidden = np.zeros((6, 8), np.float32)
         out = []
         for t in range(obs.shape[1]):
-            q, h = model(paddle.to_tensor(obs[:, t].reshape(6, 3)), paddle.to_tensor(hidden))
-            hidden = h.numpy()
-            out.append(q.numpy().reshape(3, 2, 3))
+            q, h = model(ops.to_tensor(obs[:, t].reshape(6, 3)), ops.to_tensor(hidden))
+            hidden = ops.to_numpy(h)
+            out.append(ops.to_numpy(q).reshape(3, 2, 3))
         return np.stack(out, axis=1)
 
-    q, q_target = unroll(alg.model), unroll(alg.target_model)
+    with ops.no_grad():
+        q, q_target = unroll(alg.model), unroll(alg.target_model)
     best = np.where(available[:, 1:] > 0, q[:, 1:], -np.inf).argmax(-1)
     next_q = np.take_along_axis(q_target[:, 1:], best[..., None], -1)[..., 0]
     chosen = np.take_along_axis(q[:, :-1], actions[:, :-1, :, None], -1)[..., 0]
-    mix = lambda m, x, s: m(paddle.to_tensor(x), paddle.to_tensor(s)).numpy()  # noqa: E731
-    target = reward[:, :-1] + 0.9 * (1 - terminated[:, :-1]) * mix(
-        alg.target_qmixer_model, next_q.astype(np.float32), state[:, 1:]
-    )
-    td = target - mix(alg.qmixer_model, chosen.astype(np.float32), state[:, :-1])
-    mask = np.ones_like(td)
+
+    def mix(model, qs, states):
+        with ops.no_grad():
+            return ops.to_numpy(model(ops.to_tensor(qs), ops.to_tensor(states)))
+
+    next_tot = mix(alg.target_qmixer_model, next_q.astype(np.float32), state[:, 1:])
+    mask = np.ones_like(next_tot)
     mask[1, 2:] = 0.0  # after the termination (the terminating step itself counts)
     mask[2, 3:] = 0.0  # padding
+    target = _lambda_returns_numpy(
+        reward[:, :-1], terminated[:, :-1], mask, next_tot, gamma, td_lambda
+    )
+    if td_lambda == 0.0:  # the reference's λ = 0 is the one-step target
+        one_step = reward[:, :-1] + gamma * (1 - terminated[:, :-1]) * next_tot
+        np.testing.assert_allclose(target * mask, one_step * mask, rtol=1e-6)
+    td = target - mix(alg.qmixer_model, chosen.astype(np.float32), state[:, :-1])
     loss, mean_td = alg.learn(state, actions, reward, terminated, obs, available, filled)
-    np.testing.assert_allclose(loss, (td**2 * mask).sum() / mask.sum(), rtol=1e-4)
-    np.testing.assert_allclose(mean_td, (td * mask).sum() / mask.sum(), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(ops.to_numpy(loss), (td**2 * mask).sum() / mask.sum(), rtol=1e-4)
+    np.testing.assert_allclose(
+        ops.to_numpy(mean_td), (td * mask).sum() / mask.sum(), rtol=1e-4, atol=1e-6
+    )
+
+
+@pytest.mark.parametrize("td_lambda", [-0.1, 1.5])
+def test_td_lambda_outside_zero_one_is_a_config_error(td_lambda):
+    with pytest.raises(ValueError, match=r"td_lambda\n  Input should be (greater|less) than"):
+        QMIX(RNNAgentModel(3, 3, 8), QMixerModel(2, 6, 4, 8), td_lambda=td_lambda)
+
+
+@pytest.mark.parametrize("backend", ["paddle", pytest.param("torch", marks=pytest.mark.torch)])
+def test_soft_target_updates_move_the_targets_tau_of_the_way(backend):
+    # EPyMARL's target_update_interval_or_tau < 1: after every learn step each target weight
+    # moves tau of the way to the online one; tau = 1 (PARL's) copies every interval.
+    batch = _random_episodes(np.random.default_rng(0), 4)
+    alg = QMIX(
+        RNNAgentModel(N_ACTIONS, N_ACTIONS, 8, backend=backend),
+        QMixerModel(N_AGENTS, N_AGENTS * N_ACTIONS, 4, 8, backend=backend),
+        optimizer="adam",
+        lr=1e-2,
+    )
+    agent = QMIXAgent(alg, N_ACTIONS, update_target_interval=1, target_tau=0.25)
+    pairs = ((alg.model, alg.target_model), (alg.qmixer_model, alg.target_qmixer_model))
+    for _ in range(2):
+        before = [target.get_weights() for _, target in pairs]
+        agent.learn(*batch)
+        for (online, target), old in zip(pairs, before, strict=True):
+            now, new = target.get_weights(), online.get_weights()
+            for name, value in old.items():
+                assert not np.allclose(new[name], value)  # the step moved the network
+                np.testing.assert_allclose(
+                    now[name], 0.75 * value + 0.25 * new[name], rtol=1e-5, atol=1e-7
+                )
+    agent = QMIXAgent(alg, N_ACTIONS, update_target_interval=2)
+    for step in (1, 2):
+        agent.learn(*batch)
+        copied = [
+            all(
+                np.array_equal(o, t)
+                for o, t in zip(
+                    online.get_weights().values(), target.get_weights().values(), strict=True
+                )
+            )
+            for online, target in pairs
+        ]
+        assert copied == [step == 2] * 2
+    with pytest.raises(ValueError, match=r"target_tau must be in \(0, 1\]"):
+        QMIXAgent(alg, N_ACTIONS, target_tau=0.0)
 
 
 def test_sample_explores_only_available_actions_and_anneals():

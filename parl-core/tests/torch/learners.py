@@ -167,9 +167,11 @@ LEARNERS: dict[str, Learner] = {
         lambda d: (_rand(d, B, 4), _ints(d, 3, B), _rand(d, B, 3), _rand(d, B), torch.zeros(B)),
     ),
     "MADDPG": _build(_maddpg, _maddpg_batch),
-    "QMIX": _build(
+    "QMIX": _build(  # TD(λ) targets: a loop over the steps that must not read values back
         lambda **c: QMIX(
-            RNNAgentModel(3, 3, 8, backend="torch"), QMixerModel(2, 6, 4, 8, backend="torch"), **c
+            RNNAgentModel(3, 3, 8, backend="torch"),
+            QMixerModel(2, 6, 4, 8, backend="torch"),
+            **{"td_lambda": 0.6, **c},
         ),
         _qmix_batch,
     ),
