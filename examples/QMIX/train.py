@@ -70,6 +70,8 @@ class Args:
     """Width of the hypernetworks' hidden layer."""
     lr: float = 5e-4
     """The optimizer's learning rate."""
+    anneal_lr: bool = False
+    """Anneal the learning rate linearly from lr to 0 over total_steps (as the MAPPO example)."""
     optimizer: Literal["rmsprop", "adam"] = "adam"
     """Adam (EPyMARL's) or RMSProp (PARL's and PyMARL's): with RMSProp simple_spread's greedy
     return fell from -105 at 40k steps to -150 at 100k, with Adam it stayed near -110."""
@@ -228,7 +230,8 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
         buffer.add(states, observations, every_step, actions, rewards, terminals)
         returns.append(float(np.sum(rewards)) * n)
         if len(buffer) >= args.batch_episodes:
-            losses.append(agent.learn(*buffer.sample_batch(args.batch_episodes)))
+            lr = args.lr * (1.0 - step / args.total_steps) if args.anneal_lr else None
+            losses.append(agent.learn(*buffer.sample_batch(args.batch_episodes), lr=lr))
         metrics = {}
         if step >= next_log:
             next_log += args.log_every

@@ -447,3 +447,32 @@ def test_adam_takes_steps_of_the_learning_rate_where_rmsprop_does_not(backend):
     adam, rmsprop = (np.median(moved[moved > 1e-6]) for moved in moves.values())
     assert adam == pytest.approx(1e-3, rel=0.05)
     assert rmsprop != pytest.approx(1e-3, rel=0.05)
+
+
+@pytest.mark.parametrize("backend", ["paddle", pytest.param("torch", marks=pytest.mark.torch)])
+def test_learn_takes_a_learning_rate_for_annealing(backend):
+    # The example's --anneal-lr: each learn step may set the rate; Adam's first step moves
+    # each weight by about that rate, so the step shows which rate it took.
+    batch = _random_episodes(np.random.default_rng(0), 4)
+    alg = QMIX(
+        RNNAgentModel(N_ACTIONS, N_ACTIONS, 8, backend=backend),
+        QMixerModel(N_AGENTS, N_AGENTS * N_ACTIONS, 4, 8, backend=backend),
+        lr=1e-3,
+        optimizer="adam",
+    )
+    agent = QMIXAgent(alg, N_ACTIONS)
+    before = alg.get_weights()
+    agent.learn(*batch, lr=2e-3)
+    moved = np.concatenate(
+        [np.abs(alg.get_weights()[name] - value).ravel() for name, value in before.items()]
+    )
+    assert np.median(moved[moved > 1e-6]) == pytest.approx(2e-3, rel=0.05)
+    state, actions, reward, terminated, obs, available, filled = batch
+    with pytest.raises(ValueError, match="leave no transition"):
+        agent.learn(
+            state, actions, reward, terminated, obs, available, np.ones_like(filled), lr=1e-4
+        )
+    assert alg.get_lr() == pytest.approx(2e-3)  # the refused batch left the rate
+    with pytest.raises(ValueError, match="lr must be a non-negative number, got -0.1"):
+        agent.learn(*batch, lr=-0.1)
+    assert alg.get_lr() == pytest.approx(2e-3)

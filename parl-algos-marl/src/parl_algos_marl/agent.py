@@ -283,13 +283,22 @@ class QMIXAgent(_RecurrentTeamAgent):
         explore = self.rng.random(greedy.shape) < epsilon
         return np.where(explore, noise.argmax(axis=-1), greedy)
 
-    def learn(self, *batch: ArrayLike) -> tuple[float, float]:
+    def learn(self, *batch: ArrayLike, lr: float | None = None) -> tuple[float, float]:
         """One QMIX step on an :class:`~parl_algos_marl.episode_buffer.EpisodeBatch` (or its
-        seven arrays); returns ``(loss, mean_td_error)``."""
+        seven arrays); returns ``(loss, mean_td_error)``. ``lr`` sets the learning rate of this
+        step and the next ones (an annealing schedule); None keeps it. A batch QMIX refuses
+        leaves the rate as it was."""
         arrays, moments = list(batch), self.reward_moments
         if self.standardise_rewards and len(arrays) == 7:
             arrays, moments = self._standardised(arrays)
-        loss, td_error = self.alg.learn(*arrays)
+        previous = self.alg.get_lr()
+        if lr is not None:
+            self.alg.set_lr(lr)
+        try:
+            loss, td_error = self.alg.learn(*arrays)
+        except Exception:
+            self.alg.set_lr(previous)
+            raise
         self.reward_moments = moments  # only once QMIX accepted the batch
         self._count_learn_step()
         return float(loss), float(td_error)

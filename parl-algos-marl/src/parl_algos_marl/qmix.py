@@ -3,6 +3,7 @@ and torch."""
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
@@ -151,6 +152,21 @@ class QMIX(Algorithm):
                 ops.to_tensor(hidden_state, "float32", device),
             )
             return self.model(obs, hidden)
+
+    def set_lr(self, lr: float) -> None:
+        """Set the optimizer's learning rate for the following steps (a schedule, such as the
+        example's linear annealing to 0; not captured by ``compile=True``).
+
+        Raises:
+            ValueError: ``lr`` is not a non-negative number.
+        """
+        if isinstance(lr, bool) or not isinstance(lr, numbers.Real) or not lr >= 0:
+            raise ValueError(f"lr must be a non-negative number, got {lr!r}")
+        self.ops.set_lr(self.optimizer, float(lr))
+
+    def get_lr(self) -> float:
+        """The learning rate of the optimizer's next step."""
+        return self.ops.get_lr(self.optimizer)
 
     def sync_target(self, decay: float = 0.0) -> None:
         """Move the agent network's and the mixer's targets towards them:
