@@ -14,7 +14,10 @@ TINY = ["--total-steps", "300", "--eval-every", "150", "--eval-episodes", "2", "
 OPTIONS = {
     "MADDPG": ["--batch-size", "32", "--min-memory-size", "64", "--learn-every", "10"],
     "MAPPO": ["--num-envs", "2", "--num-steps", "25", "--update-epochs", "1"],
-    "QMIX": ["--batch-episodes", "4"],
+    "QMIX": [
+        *("--batch-episodes", "4", "--td-lambda", "0.6", "--anneal-lr"),
+        *("--target-tau", "0.5", "--update-target-interval", "2"),
+    ],
     "COMA": ["--batch-episodes", "2"],
 }
 
