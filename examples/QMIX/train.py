@@ -14,10 +14,10 @@ unavailable, as EPyMARL does. Whole episodes go into an
 :class:`parl_algos_marl.EpisodeReplayBuffer`; after each episode the agent learns from a batch
 of them and copies its networks into the targets every ``update_target_interval`` learn steps
 (``--target-tau 0.01 --update-target-interval 1``: soft updates instead). The 25-step time
-limit is a truncation (``terminated = 0``), so the last step bootstraps. ``--td-lambda 0.6``
-regresses Q_tot on TD(λ) returns instead of one-step targets and ``--anneal-lr`` anneals the
-learning rate to 0 over the run: with both, simple_spread's greedy return no longer drifts
-down after 50k steps (docs/algorithms/qmix.md).
+limit is a truncation (``terminated = 0``), so the last step bootstraps. Q_tot regresses on
+TD(λ = 0.6) returns (``--td-lambda 0`` for PARL's one-step targets, with which simple_spread's
+greedy return drifted down after 50k steps, docs/algorithms/qmix.md); ``--anneal-lr`` anneals
+the learning rate to 0 over the run.
 ``--backend torch`` trains the same classes on torch, ``--device cuda`` on a GPU.
 """
 
@@ -85,8 +85,9 @@ class Args:
     """Double Q-learning targets."""
     clip_grad_norm: float = 10.0
     """Global gradient-norm clip."""
-    td_lambda: float = 0.0
-    """TD(λ) targets for Q_tot, in [0, 1] (EPyMARL's q_lambda); 0: one-step targets."""
+    td_lambda: float = 0.6
+    """TD(λ) targets for Q_tot, in [0, 1] (pymarl2's td_lambda, EPyMARL's q_lambda); 0:
+    one-step targets (PARL's), which left simple_spread drifting down after 50k steps."""
     standardise_rewards: bool = True
     """Learn from rewards standardised with running statistics (EPyMARL's option): the
     particle envs' large negative rewards otherwise drown the differences between actions."""
