@@ -86,8 +86,8 @@ class Args:
     clip_grad_norm: float = 10.0
     """Global gradient-norm clip."""
     td_lambda: float = 0.6
-    """TD(λ) targets for Q_tot, in [0, 1] (pymarl2's td_lambda, EPyMARL's q_lambda); 0:
-    one-step targets (PARL's), which left simple_spread drifting down after 50k steps."""
+    """TD(λ) targets for Q_tot, in [0, 1] (pymarl2's td_lambda); 0: one-step targets (PARL's
+    and EPyMARL's), which left simple_spread drifting down after 50k steps."""
     standardise_rewards: bool = True
     """Learn from rewards standardised with running statistics (EPyMARL's option): the
     particle envs' large negative rewards otherwise drown the differences between actions."""

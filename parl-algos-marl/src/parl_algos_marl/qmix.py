@@ -43,7 +43,7 @@ class QMIXConfig(AlgorithmConfig):
 
     td_lambda: float = Field(default=0.0, ge=0.0, le=1.0)
     """Regress ``Q_tot`` on TD(λ) returns built from the target networks' values, in [0, 1]
-    (EPyMARL's ``q_lambda``, pymarl2's ``td_lambda``); 0 is the one-step target (PARL's)."""
+    (pymarl2's ``td_lambda``, 0.6 in its QMIX); 0 is the one-step target (PARL's, EPyMARL's)."""
 
 
 class QMIX(Algorithm):
