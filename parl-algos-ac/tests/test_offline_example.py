@@ -4,18 +4,23 @@ a run that loads the kept dataset learns exactly as the run that built it."""
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import importlib.util
+import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
-from parl.utils.offline import dataset_digest, load_d4rl_hdf5
+from parl.utils import make_vector_env
+from parl.utils.offline import collect, dataset_digest, load_d4rl_hdf5, save_d4rl_hdf5
+from parl.utils.results import Benchmark, BenchmarkRun, save_results
 
 import numpy as np
 import pytest
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
 EXAMPLE = EXAMPLES / "CQL" / "train.py"
 TINY = {
     "behaviour_steps": 1_050,
@@ -122,3 +127,61 @@ def test_a_cache_beside_a_dataset_file_is_refused(offline, tmp_path) -> None:
     args = offline.Args(dataset=str(tmp_path / "d.hdf5"), dataset_cache=str(tmp_path), **TINY)
     with pytest.raises(ValueError, match="drop it when giving --dataset"):
         offline.train(dataclasses.replace(args, logdir=str(tmp_path / "run")))
+
+
+def random_dataset(offline: ModuleType, seed: int, path: Path) -> Path:
+    """200 uniformly random Pendulum-v1 steps (one whole episode) saved as D4RL HDF5."""
+    rng = np.random.default_rng(seed)
+    envs = make_vector_env(lambda: offline.make_env("Pendulum-v1"), 1)
+    policy = lambda obs: rng.uniform(-1, 1, (len(obs), 1)).astype(np.float32)  # noqa: E731
+    data = collect(envs, policy, 200, seed=seed)
+    envs.close()
+    return save_d4rl_hdf5(data, path)
+
+
+def test_the_offline_table_marks_a_seed_whose_algorithms_learnt_from_other_data(
+    offline, tmp_path, monkeypatch
+) -> None:
+    monkeypatch.syspath_prepend(str(ROOT))
+    scores = importlib.import_module("benchmarks.offline_scores")
+    files = [random_dataset(offline, seed, tmp_path / f"data{seed}.hdf5") for seed in (0, 1)]
+    digests = [dataset_digest(load_d4rl_hdf5(path))[:8] for path in files]
+    # Seed 0: BC and IQL learn from one file; seed 1: BC from the first, IQL from the second.
+    learnt_from = {("BC", 0): 0, ("IQL", 0): 0, ("BC", 1): 0, ("IQL", 1): 1}
+    results = tmp_path / "results"
+    results.mkdir()
+    for algo in ("BC", "IQL"):
+        runs = []
+        for seed in (0, 1):
+            logdir = tmp_path / f"{algo}-{seed}"
+            dataset = str(files[learnt_from[algo, seed]])
+            tiny = {"total_steps": 2, "eval_every": 2, "eval_episodes": 1, "batch_size": 16}
+            args = offline.Args(algo=algo, dataset=dataset, seed=seed, logdir=str(logdir), **tiny)
+            offline.train(dataclasses.replace(args, hidden_sizes=(32, 32), quiet=True))
+            figures = json.loads((logdir / "result.json").read_text())
+            runs.append(BenchmarkRun(**figures, command="-", commit="-", machine="-"))
+        benchmark = Benchmark(algo=algo, config={"build": "medium"}, runs=runs)
+        save_results({"Pendulum-v1": benchmark}, results / f"{algo}-Pendulum-v1-medium.json")
+
+    runs = scores.read_runs("Pendulum-v1", results)
+    lines = scores.report(runs, -1200.0, -150.0).splitlines()
+    assert lines[0].startswith("**Not like for like.**")
+    assert f"- medium seed 1, differs: IQL: `{digests[1]}`; BC: `{digests[0]}`" in lines
+    assert not any(line.startswith("- medium seed 0") for line in lines), "seed 0 agrees"
+    cells = [
+        [c.strip() for c in line.strip("|").split("|")] for line in lines if "| medium" in line
+    ]
+    digest_cell = {(row[1], row[2]): row[-1] for row in cells if len(row) == 8}
+    assert digest_cell["BC", "0"] == digest_cell["IQL", "0"] == f"`{digests[0]}`"
+    assert digest_cell["IQL", "1"] == f"`{digests[1]}` (differs)"
+    same_data = {row[1]: row[-1] for row in cells if len(row) == 7}
+    assert same_data == {"BC": "differs: seed 1", "IQL": "differs: seed 1"}
+
+    agreeing = scores.report([run for run in runs if run.seed == 0], -1200.0, -150.0)
+    assert (
+        agreeing.splitlines()[0]
+        == "Every algorithm learnt from the same dataset per dataset kind and seed."
+    )
+    older = [dataclasses.replace(run, digest=None) if run.algo == "IQL" else run for run in runs]
+    unverified = f"- medium seed 0, unverified: IQL: not recorded; BC: `{digests[0]}`"
+    assert unverified in scores.report(older, -1200.0, -150.0).splitlines()
