@@ -45,6 +45,7 @@ from parl.utils import (
 from parl.utils.offline import (
     DatasetRecorder,
     collect,
+    dataset_digest,
     episode_returns,
     load_d4rl_hdf5,
     load_minari,
@@ -233,6 +234,19 @@ def load_dataset(args: Args, run_dir: Path) -> tuple[dict[str, np.ndarray], str]
     return (load_minari(path) if path.is_dir() else load_d4rl_hdf5(path)), str(path)
 
 
+def dataset_facts(data: dict[str, np.ndarray], source: str) -> dict[str, Any]:
+    """What a result records of the dataset it learnt from: where it was, its size, the mean
+    return of its episodes (the behaviour policy's) and the digest of its contents, which tells
+    whether two runs learnt from the same transitions wherever the file lay."""
+    behaviour = episode_returns(data)
+    return {
+        "dataset": source,
+        "dataset_size": len(data["rewards"]),
+        "behaviour_return": float(behaviour.mean()) if len(behaviour) else None,
+        "dataset_digest": dataset_digest(data),
+    }
+
+
 def build_agent(args: Args, obs_dim: int, act_dim: int) -> ContinuousAgent:
     """CQL, IQL or BC from the registry."""
     backend = backend_of(args)
@@ -269,7 +283,6 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
     obs_dim, act_dim = data["observations"].shape[1], data["actions"].shape[1]
     rpm = ReplayMemory(len(data["rewards"]), obs_dim=obs_dim, act_dim=act_dim, seed=args.seed)
     rpm.load_from_d4rl(data)
-    behaviour = episode_returns(data)
     agent = build_agent(args, obs_dim, act_dim)
     tracker = EvalTracker(
         agent,
@@ -304,9 +317,7 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
     result = tracker.finish(
         step,
         algo=args.algo,
-        dataset=source,
-        dataset_size=len(data["rewards"]),
-        behaviour_return=float(behaviour.mean()) if len(behaviour) else None,
+        **dataset_facts(data, source),
         steps_are="gradient steps",
     )
     summary.close()

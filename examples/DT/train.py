@@ -193,9 +193,7 @@ def train(args: Args, callbacks: Sequence[Callback] = ()) -> RunResult:
     result = tracker.finish(
         step,
         algo="DT",
-        dataset=source,
-        dataset_size=len(data["rewards"]),
-        behaviour_return=float(behaviour.mean()) if len(behaviour) else None,
+        **offline.dataset_facts(data, source),
         target_return=target_return,
         steps_are="gradient steps",
     )

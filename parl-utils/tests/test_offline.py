@@ -17,6 +17,7 @@ from parl.utils.offline import (
     check_dataset,
     collect,
     concatenate,
+    dataset_digest,
     dataset_env_spec,
     episode_returns,
     load_d4rl_hdf5,
@@ -97,6 +98,33 @@ def test_hdf5_round_trip_into_a_replay_memory(pendulum, tmp_path: Path) -> None:
     np.testing.assert_array_equal(reward, pendulum["rewards"])
     np.testing.assert_array_equal(next_obs, pendulum["next_observations"])
     np.testing.assert_array_equal(terminal, pendulum["terminals"])
+
+
+def test_a_dataset_digest_names_its_contents_not_its_file(pendulum, tmp_path: Path) -> None:
+    digest = dataset_digest(pendulum)
+    assert len(digest) == 64 and int(digest, 16) >= 0
+    saved = load_d4rl_hdf5(save_d4rl_hdf5(pendulum, tmp_path / "saved.hdf5"))
+    # The same transitions in another file: keys in reverse order, gzip-compressed chunks,
+    # observations as float64 and flags as 0/1 integers; its bytes differ, its contents do not.
+    other, widened = tmp_path / "other.hdf5", {"terminals": np.uint8, "timeouts": np.uint8}
+    widened |= {"observations": np.float64, "next_observations": np.float64}
+    with h5py.File(other, "w") as file:
+        for key in reversed(DATASET_KEYS):
+            array = pendulum[key].astype(widened.get(key, pendulum[key].dtype))
+            file.create_dataset(key, data=array, compression="gzip", chunks=True)
+    assert other.read_bytes() != (tmp_path / "saved.hdf5").read_bytes()
+    assert dataset_digest(saved) == dataset_digest(load_d4rl_hdf5(other)) == digest
+    assert dataset_digest(dict(reversed(pendulum.items()))) == digest
+    # PARL 2.x's dicts have no timeouts: they hash as all-False ones (what every loader makes).
+    no_timeouts = parl2_dict()
+    assert dataset_digest(no_timeouts) == dataset_digest(no_timeouts | {"timeouts": np.zeros(6)})
+
+    changed = {key: value.copy() for key, value in pendulum.items()}
+    changed["rewards"][17] = np.nextafter(changed["rewards"][17], np.float32(0))
+    assert dataset_digest(changed) != digest, "one reward one ulp apart"
+    assert dataset_digest({key: value[:-1] for key, value in pendulum.items()}) != digest
+    moved = pendulum | {"timeouts": np.roll(pendulum["timeouts"], 1)}
+    assert dataset_digest(moved) != digest, "an episode end one row later"
 
 
 def test_d4rl_raw_file_gets_next_observations_like_qlearning_dataset(tmp_path: Path) -> None:

@@ -28,6 +28,7 @@ The file formats need ``pip install "parl-utils[offline]"`` (h5py, minari).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import stat
@@ -50,6 +51,7 @@ __all__ = [
     "check_dataset",
     "collect",
     "concatenate",
+    "dataset_digest",
     "dataset_env_spec",
     "episode_returns",
     "load_d4rl_hdf5",
@@ -268,6 +270,26 @@ def episode_returns(dataset: Mapping[str, Any]) -> np.ndarray:
     ends = np.flatnonzero(data["terminals"] | data["timeouts"])
     totals = np.cumsum(data["rewards"], dtype=np.float64)[ends]
     return np.diff(totals, prepend=0.0)
+
+
+def dataset_digest(dataset: Mapping[str, Any]) -> str:
+    """The sha256 (hex) of a dataset's contents: its arrays as :func:`check_dataset` returns them,
+    in :data:`DATASET_KEYS` order, each with its name, dtype and shape.
+
+    It names the data a run learnt from, so two results can be told to share a dataset or not.
+    It hashes the arrays, not a file: an HDF5 file's bytes change with every save (h5py stamps
+    times in its object headers) and differ between a built dataset, its saved copy, a D4RL file
+    and a Minari directory holding the same transitions; the arrays do not. A dataset without
+    ``timeouts`` hashes as one whose timeouts are all False (what :func:`check_dataset` makes).
+    """
+    data = check_dataset(dataset, "dataset_digest")
+    digest = hashlib.sha256()
+    for key in DATASET_KEYS:
+        array = np.ascontiguousarray(data[key])
+        array = array.astype(array.dtype.newbyteorder("<"), copy=False)
+        digest.update(f"{key}:{array.dtype.str}:{array.shape};".encode())
+        digest.update(array.tobytes())
+    return digest.hexdigest()
 
 
 def save_d4rl_hdf5(dataset: Mapping[str, Any], path: str | os.PathLike[str]) -> Path:
